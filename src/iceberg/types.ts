@@ -1,0 +1,119 @@
+/**
+ * The Iceberg type model: the domain form of the spec's schemas and table metadata.
+ *
+ * Wire JSON (kebab-case, type strings such as "decimal(10,2)") becomes these values once, in
+ * `parse.ts`; `print.ts` gives the spec's spelling back. Everything here is plain data: no I/O,
+ * no classes, so values can be compared, cloned and serialised freely.
+ *
+ * Spec: format/spec.md "Schemas and Data Types", "Table Metadata"; Appendix C (JSON serialization).
+ */
+
+/** Primitive type names that take no parameters. v3 adds the last four; geometry/geography carry parameters. */
+export type SimplePrimitiveName =
+  | 'boolean' | 'int' | 'long' | 'float' | 'double' | 'date' | 'time'
+  | 'timestamp' | 'timestamptz' | 'string' | 'uuid' | 'binary'
+  | 'timestamp_ns' | 'timestamptz_ns' | 'unknown' | 'variant'
+
+export type PrimitiveType =
+  | { readonly kind: SimplePrimitiveName }
+  | { readonly kind: 'decimal', readonly precision: number, readonly scale: number }
+  | { readonly kind: 'fixed', readonly length: number }
+  /** v3. `crs` defaults to "OGC:CRS84" when absent. */
+  | { readonly kind: 'geometry', readonly crs?: string }
+  /** v3. `crs` defaults to "OGC:CRS84", `algorithm` to "spherical". */
+  | { readonly kind: 'geography', readonly crs?: string, readonly algorithm?: string }
+
+export interface NestedField {
+  readonly id: number
+  readonly name: string
+  readonly required: boolean
+  readonly type: IcebergType
+  readonly doc?: string
+  /** Raw JSON value of `initial-default` (undefined when absent; null when explicitly null). */
+  readonly initialDefault?: unknown
+  /** Raw JSON value of `write-default`. */
+  readonly writeDefault?: unknown
+}
+
+export interface StructType {
+  readonly kind: 'struct'
+  readonly fields: readonly NestedField[]
+}
+
+export interface ListType {
+  readonly kind: 'list'
+  readonly elementId: number
+  readonly elementRequired: boolean
+  readonly element: IcebergType
+}
+
+export interface MapType {
+  readonly kind: 'map'
+  readonly keyId: number
+  readonly key: IcebergType
+  readonly valueId: number
+  readonly valueRequired: boolean
+  readonly value: IcebergType
+}
+
+export type NestedType = StructType | ListType | MapType
+export type IcebergType = PrimitiveType | NestedType
+
+export interface Schema {
+  /** May be undefined in a commit's `add-schema` (the server assigns ids). */
+  readonly schemaId?: number
+  readonly identifierFieldIds: readonly number[]
+  readonly struct: StructType
+}
+
+export interface PartitionField {
+  readonly sourceIds: readonly number[]
+  readonly fieldId?: number
+  readonly name: string
+  /** Spec spelling: identity, bucket[N], truncate[W], year, month, day, hour, void. */
+  readonly transform: string
+}
+
+export interface PartitionSpec {
+  readonly specId: number
+  readonly fields: readonly PartitionField[]
+}
+
+export interface SortField {
+  readonly sourceIds: readonly number[]
+  readonly transform: string
+  readonly direction: string
+  readonly nullOrder: string
+}
+
+export interface SortOrder {
+  readonly orderId: number
+  readonly fields: readonly SortField[]
+}
+
+/** The parts of table metadata that schema rules need. Snapshots and the rest are not modelled. */
+export interface TableMetadata {
+  readonly formatVersion: 1 | 2 | 3
+  readonly tableUuid?: string
+  readonly location?: string
+  readonly lastColumnId: number
+  readonly schemas: readonly Schema[]
+  readonly currentSchemaId: number
+  readonly partitionSpecs: readonly PartitionSpec[]
+  readonly defaultSpecId: number
+  readonly lastPartitionId?: number
+  readonly sortOrders: readonly SortOrder[]
+  readonly defaultSortOrderId: number
+  readonly properties: Readonly<Record<string, string>>
+  /** Ref name → snapshot id, as a decimal string so 64-bit ids keep every digit. */
+  readonly refs: Readonly<Record<string, string>>
+}
+
+/** A problem found while reading wire JSON: where (JSON-path-like) and what. */
+export interface ParseIssue {
+  readonly at: string
+  readonly message: string
+}
+
+/** Highest field id a table may use; ids above are reserved for metadata columns (spec "Reserved Field IDs"). */
+export const MAX_FIELD_ID = 2147483447
