@@ -1,0 +1,232 @@
+import { randomUUID } from 'node:crypto'
+import { mkdir, open, readFile, rename, rm, rmdir, unlink } from 'node:fs/promises'
+import path from 'node:path'
+import { notFound } from './errors.js'
+import { isObject, parseJson, stringifyJson, type JsonObject } from './json.js'
+import { KeyedLock } from './lock.js'
+import { nsKey, tableKey } from './paths.js'
+import { stringMap } from './schema.js'
+
+/**
+ * Persistence of the embedded catalog. Two things are stored:
+ * - table metadata files, written once and never changed, as the spec lays them out
+ *   (`<table location>/metadata/<NNNNN>-<uuid>.metadata.json`);
+ * - a small state file (namespaces with their properties, table → current metadata location),
+ *   replaced atomically (temp file, fsync, rename), so a commit becomes visible all at once or
+ *   not at all, for one table or for a whole transaction.
+ * With `memory: true` both live in memory only.
+ */
+
+export interface NamespaceRecord { readonly levels: readonly string[], readonly properties: Readonly<Record<string, string>> }
+export interface TableRecord { readonly namespace: readonly string[], readonly name: string, readonly metadataLocation: string }
+export interface CatalogState {
+  readonly namespaces: Map<string, NamespaceRecord>
+  readonly tables: Map<string, TableRecord>
+}
+
+const STATE_FILE = '.iceguard-catalog.json'
+const CACHE_MAX = 512
+const VERSION = /^(\d+)-.*\.metadata\.json$/
+
+export interface StoreOptions { root: string, memory: boolean }
+
+export class CatalogStore {
+  readonly memory: boolean
+  /** Absolute warehouse folder; every file the catalog writes or deletes lies inside it. */
+  readonly root: string
+  readonly rootUri: string
+  #state: CatalogState = { namespaces: new Map(), tables: new Map() }
+  readonly #stateLock = new KeyedLock()
+  readonly #files = new Map<string, string>()
+  readonly #cache = new Map<string, JsonObject>()
+
+  private constructor (opts: StoreOptions) {
+    this.memory = opts.memory
+    this.root = path.resolve(opts.root)
+    this.rootUri = `file://${this.root}`
+  }
+
+  static async open (opts: StoreOptions): Promise<CatalogStore> {
+    const store = new CatalogStore(opts)
+    if (!store.memory) {
+      await mkdir(store.root, { recursive: true })
+      await store.#loadState()
+    }
+    return store
+  }
+
+  get state (): CatalogState {
+    return this.#state
+  }
+
+  /**
+   * Runs `mutate` on a copy of the state and makes the copy current once it is saved. Mutations
+   * run one at a time, so checks inside `mutate` (namespace exists, table absent) hold when saved.
+   */
+  async update<T> (mutate: (draft: CatalogState) => T): Promise<T> {
+    return await this.#stateLock.run(['state'], async () => {
+      const draft: CatalogState = { namespaces: new Map(this.#state.namespaces), tables: new Map(this.#state.tables) }
+      const result = mutate(draft)
+      if (!this.memory) await this.#saveState(draft)
+      this.#state = draft
+      return result
+    })
+  }
+
+  /** Local file path of a `file:` URI or absolute path; undefined for other schemes. */
+  localPath (location: string): string | undefined {
+    let p: string
+    if (location.startsWith('file://')) p = location.slice('file://'.length)
+    else if (location.startsWith('file:')) p = location.slice('file:'.length)
+    else if (location.startsWith('/')) p = location
+    else return undefined
+    return path.isAbsolute(p) ? path.resolve(p) : undefined
+  }
+
+  inside (p: string | undefined): p is string {
+    return p !== undefined && p.startsWith(this.root + path.sep)
+  }
+
+  defaultTableLocation (ns: readonly string[], name: string): string {
+    return `${this.rootUri}/${[...ns, name].join('/')}`
+  }
+
+  /**
+   * Where the next metadata file of a table goes: `<location>/metadata/` when the table lives in
+   * the warehouse, else the table's default folder (never a path outside the warehouse).
+   */
+  nextMetadataLocation (ns: readonly string[], name: string, metadata: JsonObject, previous?: string): string {
+    const tablePath = typeof metadata.location === 'string' ? this.localPath(metadata.location) : undefined
+    const dir = this.inside(tablePath) ? `file://${tablePath}` : this.defaultTableLocation(ns, name)
+    const prevVersion = previous === undefined ? -1 : Number(VERSION.exec(path.basename(previous))?.[1] ?? -1)
+    const version = String(prevVersion + 1).padStart(5, '0')
+    return `${dir}/metadata/${version}-${randomUUID()}.metadata.json`
+  }
+
+  async readMetadata (location: string): Promise<JsonObject> {
+    const cached = this.#cache.get(location)
+    if (cached !== undefined) return cached
+    let text = this.#files.get(location)
+    if (text === undefined) {
+      const p = this.localPath(location)
+      if (p === undefined) throw notFound(`Cannot read metadata file ${location}: not a local file`)
+      try {
+        text = await readFile(p, 'utf8')
+      } catch (err) {
+        throw notFound(`Cannot read metadata file ${location}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}`)
+      }
+    }
+    const parsed = parseJson(text)
+    if (!isObject(parsed)) throw notFound(`Cannot read metadata file ${location}: not a JSON object`)
+    this.#remember(location, parsed)
+    return parsed
+  }
+
+  /** Registers parsed metadata for a location without writing it (a registered file, normalized). */
+  remember (location: string, metadata: JsonObject): void {
+    this.#remember(location, metadata)
+  }
+
+  async writeMetadata (location: string, metadata: JsonObject): Promise<void> {
+    const text = stringifyJson(metadata, 2)
+    if (this.memory) {
+      this.#files.set(location, text)
+    } else {
+      const p = this.localPath(location)
+      if (!this.inside(p)) throw new Error(`refusing to write outside the warehouse: ${location}`)
+      await mkdir(path.dirname(p), { recursive: true })
+      await writeAtomically(p, text)
+    }
+    this.#remember(location, metadata)
+  }
+
+  /**
+   * Deletes what a purge may delete, only inside the warehouse: the files the metadata names
+   * (metadata files, manifest lists, statistics) and, when the table lives in its own default
+   * folder, that folder's data/ and metadata/ trees. A table moved elsewhere with set-location
+   * could share a folder with another table, so its folder is never removed wholesale.
+   */
+  async purge (metadata: JsonObject, location: string, ownFolder: string): Promise<void> {
+    const files = [location, ...((metadata['metadata-log'] ?? []) as JsonObject[]).map(e => String(e['metadata-file']))]
+    for (const s of (metadata.snapshots ?? []) as JsonObject[]) if (typeof s['manifest-list'] === 'string') files.push(s['manifest-list'])
+    for (const key of ['statistics', 'partition-statistics']) {
+      for (const f of (metadata[key] ?? []) as JsonObject[]) if (typeof f['statistics-path'] === 'string') files.push(f['statistics-path'])
+    }
+    for (const f of files) {
+      this.#files.delete(f)
+      this.#cache.delete(f)
+      const p = this.localPath(f)
+      if (!this.memory && this.inside(p)) await unlink(p).catch(() => {})
+    }
+    const tablePath = metadata.location === ownFolder ? this.localPath(ownFolder) : undefined
+    if (this.memory || !this.inside(tablePath)) return
+    // Iceberg's layout keeps data under data/ and metadata under metadata/; remove both, then the folder if empty.
+    await rm(path.join(tablePath, 'data'), { recursive: true, force: true })
+    await rm(path.join(tablePath, 'metadata'), { recursive: true, force: true })
+    await rmdir(tablePath).catch(() => {})
+  }
+
+  async forget (location: string): Promise<void> {
+    this.#cache.delete(location)
+    this.#files.delete(location)
+    const p = this.localPath(location)
+    if (!this.memory && this.inside(p)) await unlink(p).catch(() => {})
+  }
+
+  #remember (location: string, metadata: JsonObject): void {
+    this.#cache.delete(location)
+    this.#cache.set(location, metadata)
+    if (this.#cache.size > CACHE_MAX) this.#cache.delete(this.#cache.keys().next().value as string)
+  }
+
+  async #loadState (): Promise<void> {
+    let text: string
+    try {
+      text = await readFile(path.join(this.root, STATE_FILE), 'utf8')
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return
+      throw err
+    }
+    const raw = JSON.parse(text) as { namespaces?: unknown[], tables?: unknown[] }
+    const namespaces = new Map<string, NamespaceRecord>()
+    const tables = new Map<string, TableRecord>()
+    for (const n of raw.namespaces ?? []) {
+      const r = n as { namespace: string[], properties?: unknown }
+      namespaces.set(nsKey(r.namespace), { levels: r.namespace, properties: stringMap(r.properties, 'namespace properties') })
+    }
+    for (const t of raw.tables ?? []) {
+      const r = t as { namespace: string[], name: string, 'metadata-location': string }
+      tables.set(tableKey(r.namespace, r.name), { namespace: r.namespace, name: r.name, metadataLocation: r['metadata-location'] })
+    }
+    this.#state = { namespaces, tables }
+  }
+
+  async #saveState (state: CatalogState): Promise<void> {
+    const doc = {
+      format: 1,
+      namespaces: [...state.namespaces.values()].map(n => ({ namespace: n.levels, properties: n.properties })),
+      tables: [...state.tables.values()].map(t => ({ namespace: t.namespace, name: t.name, 'metadata-location': t.metadataLocation }))
+    }
+    await writeAtomically(path.join(this.root, STATE_FILE), JSON.stringify(doc, null, 2))
+  }
+}
+
+/** Write to a temp file in the same folder, fsync, rename over the target, fsync the folder. */
+async function writeAtomically (file: string, text: string): Promise<void> {
+  const tmp = `${file}.${process.pid}.${randomUUID()}.tmp`
+  const fh = await open(tmp, 'wx')
+  try {
+    await fh.writeFile(text, 'utf8')
+    await fh.sync()
+  } finally {
+    await fh.close()
+  }
+  try {
+    await rename(tmp, file)
+  } catch (err) {
+    await unlink(tmp).catch(() => {})
+    throw err
+  }
+  const dir = await open(path.dirname(file), 'r').catch(() => undefined)
+  if (dir !== undefined) await dir.sync().catch(() => {}).finally(() => dir.close())
+}
