@@ -107,6 +107,8 @@ export interface TableMetadata {
   readonly properties: Readonly<Record<string, string>>
   /** Ref name → snapshot id, as a decimal string so 64-bit ids keep every digit. */
   readonly refs: Readonly<Record<string, string>>
+  /** Ref name → kind, for Java-like requirement messages; a ref missing here counts as a branch. */
+  readonly refTypes?: Readonly<Record<string, 'branch' | 'tag'>>
 }
 
 /** A problem found while reading wire JSON: where (JSON-path-like) and what. */

@@ -4,6 +4,7 @@
  * never load anything (buf's breaking rules, pyiceberg's visitors).
  */
 import type { Change } from '../diff/schema-change.js'
+import type { ApplyIssue } from '../iceberg/apply-commit.js'
 import type { Schema, TableMetadata } from '../iceberg/types.js'
 
 export type Severity = 'error' | 'warn'
@@ -49,6 +50,11 @@ export interface RuleContext {
   readonly changes: readonly Change[]
   /** Schemas the commit adds (not only the one made current). */
   readonly addedSchemas: readonly Schema[]
+  /**
+   * Problems found while reading and applying the request (malformed updates, unknown schema ids).
+   * Each names the rule that reports it (REQUEST_WELL_FORMED when none). Absent means none.
+   */
+  readonly issues?: readonly ApplyIssue[]
   /** Options for this rule from the policy (empty object when none). */
   readonly options: Readonly<Record<string, unknown>>
 }

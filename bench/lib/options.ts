@@ -1,0 +1,118 @@
+/**
+ * Settings of a benchmark run: environment variables (all optional), a few flags.
+ *
+ *   BENCH_SECONDS=4 BENCH_WARMUP=1 BENCH_CONNECTIONS=32 BENCH_THREADS=2
+ *   BENCH_TARGETS=direct,nginx,fastify,node,iceguard   (nginx is dropped when not installed)
+ *   BENCH_WORKLOADS=load-small,load-large,data-commit,schema-commit,refused-commit
+ *   BENCH_PIN=auto|on|off     auto: pin when taskset exists and there are ≥ 2 CPUs
+ *   BENCH_LOADER=wrk|node     default wrk when installed
+ *   BENCH_LOG_LEVEL=warn      iceguard's --log-level during the run
+ *   BENCH_QUIET_WAIT=0        before each cell, wait up to this many seconds for other
+ *                             processes to use < 10% of a core (shared machines)
+ *   BENCH_MEMORY_CONNECTIONS=200 BENCH_MEMORY_ROUNDS=2 BENCH_MEMORY_SECONDS=3
+ *   BENCH_ICEGUARD_CMD='…'    run another build of iceguard ({UPSTREAM} and {PORT} are replaced)
+ *   flags: --quick (2 s cells, no engine benchmark), --no-engine, --no-memory,
+ *          --update-docs (write the table into docs/performance.md), --out DIR
+ */
+import os from 'node:os'
+import { parseArgs } from 'node:util'
+import { which } from './processes.js'
+
+export const ALL_TARGETS = ['direct', 'nginx', 'fastify', 'node', 'iceguard'] as const
+export type Target = typeof ALL_TARGETS[number]
+export const ALL_WORKLOADS = ['load-small', 'load-large', 'data-commit', 'schema-commit', 'refused-commit'] as const
+export type WorkloadName = typeof ALL_WORKLOADS[number]
+
+export interface Options {
+  seconds: number
+  warmup: number
+  connections: number
+  threads: number
+  targets: Target[]
+  workloads: WorkloadName[]
+  loader: 'wrk' | 'node'
+  /** CPU lists for taskset, or null (no pinning) */
+  cpus: { loader: string | null, servers: string | null }
+  logLevel: string
+  /** seconds to wait, at most, before each cell for the rest of the machine to go quiet */
+  quietWait: number
+  memory: { enabled: boolean, connections: number, rounds: number, seconds: number }
+  engine: boolean
+  updateDocs: boolean
+  outDir: string | null
+  iceguardCmd: string | null
+  notes: string[]
+}
+
+function num (name: string, fallback: number): number {
+  const v = process.env[name]
+  if (v === undefined || v.trim() === '') return fallback
+  const n = Number(v)
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name}: "${v}" is not a positive number`)
+  return n
+}
+
+function list<T extends string> (name: string, all: readonly T[]): T[] {
+  const v = process.env[name]
+  if (v === undefined || v.trim() === '') return [...all]
+  const picked = v.split(',').map(s => s.trim()).filter(Boolean)
+  for (const p of picked) if (!all.includes(p as T)) throw new Error(`${name}: unknown "${p}"; known: ${all.join(', ')}`)
+  // Keep the canonical order: direct first, iceguard last, so that every pair is measured back to back.
+  return all.filter(a => picked.includes(a))
+}
+
+export function readOptions (argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean' },
+      'no-engine': { type: 'boolean' },
+      'no-memory': { type: 'boolean' },
+      'update-docs': { type: 'boolean' },
+      out: { type: 'string' }
+    }
+  })
+  const quick = values.quick === true
+  const notes: string[] = []
+  const targets = list('BENCH_TARGETS', ALL_TARGETS)
+  if (targets.includes('nginx') && which('nginx') === null) {
+    targets.splice(targets.indexOf('nginx'), 1)
+    notes.push('nginx is not installed: the nginx reference and the iceguard/nginx ratios are missing (apt-get install nginx-light)')
+  }
+  let loader = (process.env.BENCH_LOADER ?? 'wrk') as 'wrk' | 'node'
+  if (loader !== 'wrk' && loader !== 'node') throw new Error('BENCH_LOADER must be wrk or node')
+  if (loader === 'wrk' && which('wrk') === null) {
+    loader = 'node'
+    notes.push('wrk is not installed: load came from the Node fallback loader, which takes more of the CPU the servers share (apt-get install wrk)')
+  }
+  const pin = process.env.BENCH_PIN ?? 'auto'
+  const canPin = which('taskset') !== null && os.cpus().length >= 2
+  const doPin = pin === 'on' || (pin === 'auto' && canPin)
+  if (pin === 'on' && !canPin) throw new Error('BENCH_PIN=on needs taskset and at least 2 CPUs')
+  if (!doPin) notes.push('servers and load generator were not pinned to CPUs: figures are noisier')
+  return {
+    seconds: quick ? 2 : num('BENCH_SECONDS', 4),
+    warmup: quick ? 1 : num('BENCH_WARMUP', 1),
+    connections: num('BENCH_CONNECTIONS', 32),
+    threads: num('BENCH_THREADS', 2),
+    targets,
+    workloads: list('BENCH_WORKLOADS', ALL_WORKLOADS),
+    loader,
+    // Loader on CPU 0, upstream stub and proxy on CPU 1: the loader never takes CPU from the
+    // proxy, and throughput reads off the server-side cost per request.
+    cpus: doPin ? { loader: '0', servers: '1' } : { loader: null, servers: null },
+    logLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',
+    quietWait: process.env.BENCH_QUIET_WAIT === '0' ? 0 : num('BENCH_QUIET_WAIT', 0),
+    memory: {
+      enabled: values['no-memory'] !== true,
+      connections: num('BENCH_MEMORY_CONNECTIONS', 200),
+      rounds: num('BENCH_MEMORY_ROUNDS', 2),
+      seconds: quick ? 2 : num('BENCH_MEMORY_SECONDS', 3)
+    },
+    engine: values['no-engine'] !== true && !quick,
+    updateDocs: values['update-docs'] === true,
+    outDir: values.out ?? null,
+    iceguardCmd: process.env.BENCH_ICEGUARD_CMD ?? null,
+    notes
+  }
+}

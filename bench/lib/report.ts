@@ -1,0 +1,183 @@
+/**
+ * The run's report: the tables in Markdown, and the targets of the performance issue judged
+ * from ratios measured in this run (never from absolute figures: the machines are shared).
+ */
+import type { Cell, UpstreamCount } from './measure.js'
+import type { Target } from './options.js'
+
+export interface MemoryCheck {
+  connections: number
+  seconds: number
+  responseBytes: number
+  rssBeforeMb: number
+  rounds: Array<{ peakRssMb: number, rssAfterMb: number, requests: number, errors: number }>
+}
+
+export interface EngineRun {
+  command: string
+  ok: boolean
+  output: string
+}
+
+export interface Judgement {
+  target: string
+  measured: string
+  limit: string
+  met: boolean | null
+}
+
+export interface RunReport {
+  started: string
+  elapsedS: number
+  machine: Record<string, string | number | boolean | null>
+  settings: Record<string, string | number>
+  sizes: Record<string, number>
+  cells: Cell[]
+  latency: Cell[]
+  /** exact upstream requests per commit through iceguard, from sequential requests */
+  upstream: Record<string, UpstreamCount>
+  memory: MemoryCheck | null
+  engine: EngineRun | null
+  verification: string[]
+  notes: string[]
+  judgements: Judgement[]
+}
+
+const isNum = (x: number | null | undefined): x is number => typeof x === 'number' && Number.isFinite(x)
+const f0 = (x: number | null | undefined): string => (isNum(x) ? Math.round(x).toLocaleString('en-US') : '–')
+const f1 = (x: number | null | undefined): string => (isNum(x) ? x.toFixed(1) : '–')
+const f2 = (x: number | null | undefined): string => (isNum(x) ? x.toFixed(2) : '–')
+
+function cell (cells: Cell[], workload: string, target: Target): Cell | undefined {
+  return cells.find(c => c.workload === workload && c.target === target)
+}
+
+function ratio (a: number | null | undefined, b: number | null | undefined): number | null {
+  return isNum(a) && isNum(b) && b > 0 ? a / b : null
+}
+
+/** The targets of the performance issue, each judged from this run's cells. */
+export function judge (r: Omit<RunReport, 'judgements'>): Judgement[] {
+  const out: Judgement[] = []
+  const add = (target: string, value: number | null, limit: number, kind: 'max' | 'min', unit = '×'): void => {
+    out.push({
+      target,
+      measured: value === null ? 'not measured' : `${f2(value)}${unit}`,
+      limit: `${kind === 'max' ? '≤' : '≥'} ${limit}${unit}`,
+      met: value === null ? null : kind === 'max' ? value <= limit : value >= limit
+    })
+  }
+  for (const [w, label] of [['load-small', 'small loadTable'], ['data-commit', 'fast-path commit'], ['load-large', '1 MB loadTable']] as const) {
+    const ig = cell(r.cells, w, 'iceguard')
+    add(`${label}: CPU/request vs nginx`, ratio(ig?.proxyCpuUs, cell(r.cells, w, 'nginx')?.proxyCpuUs), 3, 'max')
+    if (w !== 'load-large') {
+      add(`${label}: CPU/request vs stock Fastify forwarder`, ratio(ig?.proxyCpuUs, cell(r.cells, w, 'fastify')?.proxyCpuUs), 0.5, 'max')
+      add(`${label}: throughput vs nginx`, ratio(ig?.rps, cell(r.cells, w, 'nginx')?.rps), 0.5, 'min')
+    }
+    add(`${label}: CPU/request vs bare Node forwarder`, ratio(ig?.proxyCpuUs, cell(r.cells, w, 'node')?.proxyCpuUs), 1, 'max')
+  }
+  const schema = cell(r.cells, 'schema-commit', 'iceguard')
+  add('schema commit: upstream requests per commit', r.upstream['schema-commit']?.total ?? null, 2, 'max', '')
+  add('schema commit: p50 latency vs fast-path commit, 1 connection',
+    ratio(cell(r.latency, 'schema-commit', 'iceguard')?.p50Ms, cell(r.latency, 'data-commit', 'iceguard')?.p50Ms), 2.5, 'max')
+  add(`schema commit: p50 latency vs fast-path commit, ${r.settings.connections} connections`,
+    ratio(schema?.p50Ms, cell(r.cells, 'data-commit', 'iceguard')?.p50Ms), 2.5, 'max')
+  if (r.engine?.ok === true) {
+    // bench/engine.ts prints rows "fields  min-ms  median-ms …"; its owner decides the format,
+    // so a row that is not found leaves the target unjudged rather than failing the run.
+    const rows = new Map<number, number>()
+    for (const line of r.engine.output.split('\n')) {
+      const m = /^\s*\|?\s*([\d,]+)\s*\|?\s+([\d.]+)/.exec(line)
+      if (m !== null) rows.set(Number((m[1] ?? '').replaceAll(',', '')), Number(m[2]))
+    }
+    add('evolution engine: 10,000 fields, fastest run', rows.get(10_000) ?? null, 10, 'max', ' ms')
+    const small = rows.get(1000)
+    const big = rows.get(100_000)
+    add('evolution engine: time per field at 100,000 vs 1,000 fields (linear ≈ 1)',
+      small !== undefined && big !== undefined ? (big / 100_000) / (small / 1000) : null, 2, 'max')
+  }
+  if (r.memory !== null && r.memory.rounds.length > 0) {
+    const m = r.memory
+    const peak = Math.max(...m.rounds.map(x => x.peakRssMb))
+    const total = m.connections * m.responseBytes / 1048576
+    // Flat: the peak grows by well under what buffering the responses would take, and the RSS
+    // left after each round does not climb from round to round.
+    out.push({
+      target: `RSS under ${m.connections} concurrent 1 MB loads: growth vs ${f0(total)} MB if buffered`,
+      measured: `+${f0(peak - m.rssBeforeMb)} MB`,
+      limit: `≤ ${f0(total / 2)} MB`,
+      met: peak - m.rssBeforeMb <= total / 2
+    })
+    const first = m.rounds[0]?.rssAfterMb ?? 0
+    const last = m.rounds.at(-1)?.rssAfterMb ?? 0
+    out.push({ target: 'RSS after the last round vs after the first', measured: `${last - first >= 0 ? '+' : ''}${f0(last - first)} MB`, limit: '≤ 16 MB', met: last - first <= 16 })
+  }
+  return out
+}
+
+export function markdown (r: RunReport): string {
+  const L: string[] = []
+  const m = r.machine
+  L.push(`Run ${r.started} on ${String(m.cpus)} × ${String(m.cpuModel)}, ${String(m.memoryGb)} GB, Linux ${String(m.kernel)}; Node ${String(m.node)}; ${String(m.nginx ?? 'nginx not installed')}; load from ${String(m.loader)}. ` +
+    `${r.settings.connections} connections, ${r.settings.threads} loader threads, ${r.settings.warmup} s warm-up + ${r.settings.seconds} s per cell; ` +
+    `${m.pinned === true ? 'load generator pinned to CPU 0, upstream stub and proxy to CPU 1' : 'no CPU pinning'}; iceguard log level ${r.settings.logLevel}. Took ${Math.round(r.elapsedS)} s.`)
+  L.push('')
+  const others = r.cells.map(c => c.otherCpuPct).filter(isNum).sort((a, b) => a - b)
+  const busy = others[Math.floor(others.length / 2)]
+  const notes = [...r.notes]
+  if (busy !== undefined && busy > 25) {
+    notes.push(`other processes used a median ${f0(busy)}% of a core during the cells: absolute figures are inflated, compare ratios only (or rerun with BENCH_QUIET_WAIT=30)`)
+  }
+  if (notes.length > 0) L.push(...notes.map(n => `- Note: ${n}`), '')
+  L.push('| workload | target | req/s | p50 ms | p99 ms | proxy CPU µs/req | proxy peak RSS MB | ≈ upstream req/req | errors | other CPU % |')
+  L.push('|---|---|--:|--:|--:|--:|--:|--:|--:|--:|')
+  for (const c of r.cells) {
+    L.push(`| ${c.workload} | ${c.target} | ${f0(c.rps)} | ${f2(c.p50Ms)} | ${f2(c.p99Ms)} | ${f1(c.proxyCpuUs)} | ${f0(c.proxyPeakRssMb)} | ${f2(c.upstreamPerRequest.total)} | ${c.errors} | ${f0(c.otherCpuPct)} |`)
+  }
+  L.push('', 'Ratios, each from two cells measured back to back (req/s, p50, proxy CPU per request):', '')
+  L.push('| workload | iceguard/direct req/s | iceguard/nginx req/s | iceguard/nginx CPU | iceguard/fastify CPU | iceguard/node CPU | iceguard/nginx p50 |')
+  L.push('|---|--:|--:|--:|--:|--:|--:|')
+  const workloads = [...new Set(r.cells.map(c => c.workload))]
+  for (const w of workloads) {
+    const ig = cell(r.cells, w, 'iceguard')
+    if (ig === undefined) continue
+    const d = cell(r.cells, w, 'direct')
+    const n = cell(r.cells, w, 'nginx')
+    L.push(`| ${w} | ${f2(ratio(ig.rps, d?.rps))} | ${f2(ratio(ig.rps, n?.rps))} | ${f2(ratio(ig.proxyCpuUs, n?.proxyCpuUs))} | ${f2(ratio(ig.proxyCpuUs, cell(r.cells, w, 'fastify')?.proxyCpuUs))} | ${f2(ratio(ig.proxyCpuUs, cell(r.cells, w, 'node')?.proxyCpuUs))} | ${f2(ratio(ig.p50Ms, n?.p50Ms))} |`)
+  }
+  const counted = Object.entries(r.upstream)
+  if (counted.length > 0) {
+    L.push('', 'Upstream requests per commit through iceguard (20 commits one after another, counted by the stub):', '')
+    L.push('| workload | total | loadTable | of which `snapshots=refs` | of which 304 Not Modified | commit |', '|---|--:|--:|--:|--:|--:|')
+    for (const [w, u] of counted) L.push(`| ${w} | ${f2(u.total)} | ${f2(u.loadTable)} | ${f2(u.loadTableRefs)} | ${f2(u.notModified)} | ${f2(u.commit)} |`)
+  }
+  if (r.latency.length > 0) {
+    L.push('', 'Commit latency with 1 connection (no queueing), p50 / p99 ms:', '')
+    L.push('| workload | ' + [...new Set(r.latency.map(c => c.target))].join(' | ') + ' |')
+    L.push('|---|' + [...new Set(r.latency.map(c => c.target))].map(() => '--:').join('|') + '|')
+    for (const w of [...new Set(r.latency.map(c => c.workload))]) {
+      const row = [...new Set(r.latency.map(c => c.target))].map(t => {
+        const c = cell(r.latency, w, t)
+        return c === undefined ? '–' : `${f2(c.p50Ms)} / ${f2(c.p99Ms)}`
+      })
+      L.push(`| ${w} | ${row.join(' | ')} |`)
+    }
+  }
+  if (r.memory !== null) {
+    const mm = r.memory
+    L.push('', `Memory: ${mm.connections} concurrent loads of the ${f0(mm.responseBytes / 1024)} KB table through iceguard, ${mm.rounds.length} rounds of ${mm.seconds} s. RSS before: ${f0(mm.rssBeforeMb)} MB.`, '')
+    L.push('| round | requests | errors | peak RSS MB | RSS after MB |', '|--:|--:|--:|--:|--:|')
+    mm.rounds.forEach((x, i) => L.push(`| ${i + 1} | ${f0(x.requests)} | ${x.errors} | ${f0(x.peakRssMb)} | ${f0(x.rssAfterMb)} |`))
+  }
+  L.push('', '### Targets', '', '| target | measured | limit | met |', '|---|--:|--:|---|')
+  for (const j of r.judgements) L.push(`| ${j.target} | ${j.measured} | ${j.limit} | ${j.met === null ? 'not measured' : j.met ? 'yes' : '**no**'} |`)
+  if (r.verification.length > 0) L.push('', '**Verification problems** (measured anyway):', '', ...r.verification.map(v => `- ${v}`))
+  if (r.engine !== null) {
+    L.push('', `### Evolution engine (\`${r.engine.command}\`)`, '')
+    const out = r.engine.output.trim()
+    // A Markdown table is kept as it is; plain text is shown as printed.
+    if (r.engine.ok) L.push(out.startsWith('|') ? out : `\`\`\`text\n${out}\n\`\`\``)
+    else L.push(`Failed:\n\n\`\`\`text\n${out.slice(0, 4000)}\n\`\`\``)
+  }
+  return L.join('\n') + '\n'
+}

@@ -1,0 +1,95 @@
+/**
+ * What the admin routes need from the rest of the server, and the helpers they share: reading a
+ * table from the upstream with the caller's own credentials, and naming tables from paths.
+ */
+import type { IncomingHttpHeaders } from 'node:http'
+import { ERRORS, GateError } from '../../src/errors.js'
+import { baseLoadHeaders, type BaseLoad, type TableRef } from '../../src/gate/commit-gate.js'
+import { upstreamTableLoader } from '../../src/gate/load-base.js'
+import { parseUpstreamBody, isJsonObject } from '../../src/gate/parse-commit-body.js'
+import type { TableMetadata } from '../../src/iceberg/types.js'
+import type { IceguardMetrics } from '../../src/metrics/iceguard-metrics.js'
+import type { Policy } from '../../src/policy/policy.js'
+import type { ReloadResult } from '../../src/policy/policy-store.js'
+import type { EffectivePolicy, TableIdent } from '../../src/policy/resolve-policy.js'
+import type { UpstreamClient } from '../../src/upstream/client.js'
+
+/** The policy as the admin API sees it: the policy store's reading and reloading surface. */
+export interface AdminPolicy {
+  readonly policy: Policy
+  resolve (ident: TableIdent): EffectivePolicy
+  reload (): ReloadResult
+}
+
+export interface AdminRoutesOptions {
+  /** Buffered upstream client (table reads). */
+  readonly client: UpstreamClient
+  readonly policy: AdminPolicy
+  /** `ICEGUARD_ADMIN_TOKEN`; state-changing calls are refused while it is unset. */
+  readonly adminToken?: string
+  readonly metrics?: IceguardMetrics
+}
+
+/** Thrown to send an upstream's own answer back as it came (404, 401, 403 on a table read). */
+export class RelayedAnswer extends Error {
+  constructor (readonly statusCode: number, readonly headers: Readonly<Record<string, string | string[] | undefined>>, readonly body: Buffer) {
+    super(`upstream answered ${statusCode}`)
+    this.name = 'RelayedAnswer'
+  }
+}
+
+export function tableLabel (t: { readonly namespace: readonly string[], readonly name: string }): string {
+  return [...t.namespace, t.name].join('.')
+}
+
+/**
+ * A namespace from an admin path segment: levels joined by the unit separator (`%1F`, as in the
+ * Iceberg REST spec) or, for people typing URLs, by dots when no separator is present.
+ */
+export function namespaceFromPath (segment: string): string[] {
+  const levels = segment.includes('\x1f') ? segment.split('\x1f') : segment.split('.')
+  if (levels.some(l => l === '')) throw new GateError(ERRORS.BAD_REQUEST, `Invalid namespace "${segment}": levels must not be empty`)
+  return levels
+}
+
+/** Loads one table's metadata as the caller: their Authorization travels, nothing else is added. */
+export function createTableReader (client: UpstreamClient) {
+  const load = upstreamTableLoader((path, headers) => client.request({ method: 'GET', path, headers }))
+  return {
+    /** The raw load, for callers that treat 404 specially (validate with assert-create). */
+    async load (table: TableRef, headers: IncomingHttpHeaders): Promise<BaseLoad> {
+      return await load(table, baseLoadHeaders(headers))
+    },
+    /** The metadata, or the upstream's refusal relayed (404, 401, 403…), or a 502 when unreadable. */
+    async metadata (table: TableRef, headers: IncomingHttpHeaders): Promise<TableMetadata> {
+      return metadataOrThrow(table, await load(table, baseLoadHeaders(headers)))
+    }
+  }
+}
+
+export type TableReader = ReturnType<typeof createTableReader>
+
+export function metadataOrThrow (table: TableRef, loaded: BaseLoad): TableMetadata {
+  if (loaded.status === 200 && loaded.metadata !== undefined) return loaded.metadata
+  if (loaded.status === 200) {
+    throw new GateError(ERRORS.UPSTREAM_BAD_RESPONSE, `Cannot read table ${tableLabel(table)}: the upstream's metadata is unreadable (${loaded.problem ?? 'unknown problem'})`)
+  }
+  if (loaded.status >= 500) {
+    throw new GateError(ERRORS.UPSTREAM_BAD_RESPONSE, `Cannot read table ${tableLabel(table)}: the upstream catalog answered ${loaded.status}`)
+  }
+  const body = loaded.rawStatusBody ?? Buffer.alloc(0)
+  // Relay the upstream's Iceberg error as it came; wrap anything that is not one.
+  const parsed = parseUpstreamBody(body)
+  if (parsed.ok && isJsonObject(parsed.value) && isJsonObject(parsed.value.error)) {
+    throw new RelayedAnswer(loaded.status, loaded.headers ?? {}, body)
+  }
+  const type = loaded.status === 404 ? 'NoSuchTableException' : loaded.status === 401 ? 'NotAuthorizedException' : loaded.status === 403 ? 'ForbiddenException' : 'BadRequestException'
+  const message = loaded.status === 404 ? `Table does not exist: ${tableLabel(table)}` : `Cannot read table ${tableLabel(table)}: the upstream catalog answered ${loaded.status}`
+  const json = JSON.stringify({ error: { message, type, code: loaded.status } })
+  throw new RelayedAnswer(loaded.status, { 'content-type': 'application/json', ...pick(loaded.headers, 'www-authenticate') }, Buffer.from(json))
+}
+
+function pick (headers: BaseLoad['headers'], name: string): Record<string, string | string[]> {
+  const v = headers?.[name]
+  return v === undefined ? {} : { [name]: v }
+}

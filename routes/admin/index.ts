@@ -1,0 +1,73 @@
+/**
+ * The admin API under `/admin/v1` (register with that prefix): dry-run validation, schema diff and
+ * history, contracts, the rule catalogue and the effective policy. JSON in and out; every shape is
+ * a TypeBox schema in `src/schemas` that drives validation, types and the OpenAPI document.
+ *
+ * Table reads go to the upstream with the caller's own `Authorization`, so the admin API shows no
+ * one more than the catalog would; the upstream's 401/403/404 are relayed as they came.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import { ERRORS, GateError } from '../../src/errors.js'
+import { metrics as processMetrics } from '../../src/metrics/iceguard-metrics.js'
+import { sendGateError, toGateError } from '../../src/plugins/error-handler.js'
+import { addSharedSchemas } from '../../src/schemas/index.js'
+import { createTableReader, RelayedAnswer, type AdminRoutesOptions } from './admin-context.js'
+import { parseAdminJson } from './json-body.js'
+import { validationMessage } from './validation-message.js'
+import { adminValidatorCompiler } from './validator.js'
+import contractRoute from './contract.js'
+import diffRoute from './diff.js'
+import policyRoutes from './policy.js'
+import rulesRoute from './rules.js'
+import schemaChangesRoutes from './schema-changes.js'
+import schemaHistoryRoute from './schema-history.js'
+import validateRoute from './validate.js'
+
+export type { AdminRoutesOptions } from './admin-context.js'
+
+export interface AdminScope {
+  readonly options: AdminRoutesOptions
+  readonly tables: ReturnType<typeof createTableReader>
+}
+
+export async function adminRoutes (app: FastifyInstance, options: AdminRoutesOptions): Promise<void> {
+  addSharedSchemas(app)
+  const scope: AdminScope = { options: { ...options, metrics: options.metrics ?? processMetrics }, tables: createTableReader(options.client) }
+
+  app.decorateRequest('losslessBody', undefined)
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, raw, done) => {
+    try {
+      const { lossless, plain } = parseAdminJson(raw as Buffer)
+      request.losslessBody = lossless
+      done(null, plain)
+    } catch (err) {
+      done(err as Error, undefined)
+    }
+  })
+
+  app.setValidatorCompiler(adminValidatorCompiler())
+  app.setSchemaErrorFormatter((errors, dataVar) => new Error(validationMessage(errors, dataVar)))
+  app.setErrorHandler((err, request, reply: FastifyReply) => {
+    if (err instanceof RelayedAnswer) {
+      for (const [k, v] of Object.entries(err.headers)) if (v !== undefined && (k === 'content-type' || k === 'www-authenticate')) reply.header(k, v)
+      return reply.code(err.statusCode).send(err.body)
+    }
+    const validation = (err as { validation?: unknown }).validation !== undefined
+    const gate = validation
+      ? new GateError(ERRORS.BAD_REQUEST, `Invalid request: ${(err as Error).message}`)
+      : toGateError(err, app.initialConfig.bodyLimit ?? 1024 * 1024)
+    if (gate.statusCode >= 500) request.log.error({ err }, 'admin request failed')
+    return sendGateError(reply, gate)
+  })
+
+  await app.register(validateRoute, { scope })
+  await app.register(diffRoute, { scope })
+  await app.register(schemaHistoryRoute, { scope })
+  await app.register(contractRoute, { scope })
+  await app.register(rulesRoute, { scope })
+  await app.register(policyRoutes, { scope })
+  await app.register(schemaChangesRoutes, { scope })
+}
+
+export default adminRoutes

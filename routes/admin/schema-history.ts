@@ -1,0 +1,27 @@
+/** `GET /admin/v1/namespaces/{namespace}/tables/{table}/schemas`: schema history and field-id lineage. */
+import type { FastifyInstance } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { ref } from '../../src/schemas/ref.js'
+import { buildSchemaHistory, SchemaHistorySchema } from '../../src/schemas/schema-history.js'
+import { namespaceFromPath } from './admin-context.js'
+import { PrefixQuery, TABLE_READ_ERRORS, TablePathParams } from './common-schemas.js'
+import type { AdminScope } from './index.js'
+
+export default async function schemaHistoryRoute (app: FastifyInstance, { scope }: { scope: AdminScope }): Promise<void> {
+  app.withTypeProvider<TypeBoxTypeProvider>().get('/namespaces/:namespace/tables/:table/schemas', {
+    schema: {
+      operationId: 'getSchemaHistory',
+      tags: ['admin'],
+      summary: 'Schema history and field lineage of a table',
+      description: 'Every schema of the table with its diff from the one before; for every field id every name it had, the schema that added it ' +
+        'and the one that dropped it; and the names dropped columns left behind (the ones a later add could reuse). Read as the caller.',
+      params: TablePathParams,
+      querystring: PrefixQuery,
+      response: { 200: ref(SchemaHistorySchema), ...TABLE_READ_ERRORS }
+    }
+  }, async (request) => {
+    const table = { prefix: request.query.prefix, namespace: namespaceFromPath(request.params.namespace), name: request.params.table }
+    const metadata = await scope.tables.metadata(table, request.headers)
+    return buildSchemaHistory({ namespace: table.namespace, name: table.name }, metadata)
+  })
+}

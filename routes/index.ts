@@ -1,0 +1,18 @@
+/**
+ * Registers the HTTP edge in a fixed order (explicit, no autoload).
+ */
+import type { FastifyInstance } from 'fastify'
+import adminRoutes from './admin/index.js'
+import iceberg from './iceberg/index.js'
+import ops from './ops.js'
+
+export default async function routes (app: FastifyInstance): Promise<void> {
+  await app.register(ops, { client: app.upstream.client, upstreamUrl: app.config.upstreamUrl })
+  await app.register(adminRoutes, {
+    prefix: '/admin/v1',
+    client: app.upstream.client,
+    policy: app.policyStore,
+    adminToken: app.config.adminToken
+  })
+  await app.register(iceberg)
+}

@@ -1,0 +1,104 @@
+/**
+ * Builds the iceguard Fastify application from a Config.
+ *
+ * Fastify is created with `serverFactory` so that the front door (src/http/front-door.ts) sees each
+ * raw request first and streams pass-through calls itself; Fastify handles the rest.
+ */
+import http from 'node:http'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import type { Config } from './config.js'
+import { answerClientError } from './http/client-error.js'
+import { createFrontDoor } from './http/front-door.js'
+import errorHandler from './plugins/error-handler.js'
+import swaggerPlugin from './plugins/swagger.js'
+import upstreamPlugin from './plugins/upstream.js'
+import gatePlugin from './plugins/gate.js'
+import { PolicyStore } from './policy/policy-store.js'
+import { fanOutAuditSink, pinoAuditSink } from './audit/audit-log.js'
+import { metricsAuditSink } from './metrics/gate-metrics.js'
+import { createUpstream, type Upstream } from './upstream/index.js'
+import routes from '../routes/index.js'
+
+export interface AppOptions {
+  /** An upstream connection to use instead of one built from the config (tests). */
+  readonly upstream?: Upstream
+  /** Overrides the pino logger options derived from the config. */
+  readonly logger?: FastifyServerOptions['logger']
+  /** The policy in force (tests); default: a store over `config.policyPath`. */
+  readonly policyStore?: PolicyStore
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    policyStore: PolicyStore
+  }
+}
+
+/** Secrets that must never reach a log line. */
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-api-key"]',
+  'res.headers["set-cookie"]',
+  'headers.authorization',
+  'headers.cookie'
+]
+
+export function loggerOptions (config: Pick<Config, 'logLevel'>): FastifyServerOptions['logger'] {
+  return {
+    level: config.logLevel,
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' }
+  }
+}
+
+export async function buildApp (config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
+  let app: FastifyInstance | undefined
+  let closing = false
+  const upstream = options.upstream ?? createUpstream(config, {
+    onError (err, req) {
+      // Only failures are logged on the fast path; never bodies, never headers.
+      app?.log.error({ code: (err as { code?: string }).code, method: req.method, url: req.url }, err.message)
+    }
+  })
+  app = Fastify({
+    logger: options.logger ?? loggerOptions(config),
+    bodyLimit: config.bodyLimit,
+    // Oversized headers and broken framing: an ErrorModel, and no log line holding the raw request.
+    clientErrorHandler: answerClientError,
+    // The gate reads commit bodies itself; Fastify's default of 1 MiB would be the wrong limit.
+    serverFactory: (handler) => {
+      const server = http.createServer({ keepAliveTimeout: config.keepAliveTimeout }, createFrontDoor({
+        forwarder: upstream.forwarder,
+        bodyLimit: config.bodyLimit,
+        app: handler,
+        closing: () => closing,
+        retryAfter: config.retryAfter
+      }))
+      // Behind a load balancer idle connections are long-lived; never cap requests per socket.
+      server.maxRequestsPerSocket = 0
+      return server
+    }
+  })
+  // Requests that arrive on open connections once closing has begun get a retryable 503 ErrorModel.
+  app.addHook('preClose', async () => { closing = true })
+  await app.register(upstreamPlugin, { config, upstream })
+  await app.register(errorHandler, { bodyLimit: config.bodyLimit })
+  // One policy store for the gate and the admin API, so an admin reload is what the gate enforces.
+  app.decorate('policyStore', options.policyStore ?? new PolicyStore(config.policyPath))
+  // A policy file is reloaded when it changes; a bad edit keeps the last good policy (issue: policy as code).
+  const stopWatching = app.policyStore.watch((event) => {
+    if (event.type === 'reloaded') app.log.info({ policy: event.source }, 'policy reloaded')
+    else app.log.error({ policy: event.source, issues: event.issues }, event.error)
+  })
+  app.addHook('onClose', async () => { stopWatching() })
+  await app.register(gatePlugin, {
+    config,
+    policy: app.policyStore,
+    // Decisions and findings are counted for /metrics from the same records the audit log gets.
+    audit: fanOutAuditSink(pinoAuditSink(app.log), metricsAuditSink())
+  })
+  // Before the routes: the document is collected from routes as they are added.
+  await app.register(swaggerPlugin)
+  await app.register(routes)
+  return app
+}

@@ -1,0 +1,121 @@
+/**
+ * The answers the gate gives itself, in the clients' dialect (STYLE §3.5, reference §2.1):
+ * a deterministic refusal is a 400 (clients clean up and do not retry), a requirement that no
+ * longer holds is a 409 CommitFailedException, an upstream the gate could not consult is a 503
+ * with Retry-After (nothing was forwarded; Java retries that safely). Every message stands alone
+ * because PyIceberg shows only `type: message`; `stack` holds one line per finding.
+ */
+import { ruleDoc } from '../rules/index.js'
+import type { Finding } from '../rules/rule.js'
+import { errorBody, type IcebergErrorResponse } from '../schemas/error-model.js'
+
+/** Seconds a client should wait before retrying a commit the gate could not judge. */
+export const RETRY_AFTER_SECONDS = 1
+
+export interface GateAnswer {
+  readonly statusCode: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: IcebergErrorResponse
+}
+
+export function answer (statusCode: number, type: string, message: string, stack?: readonly string[], headers: Record<string, string> = {}): GateAnswer {
+  return { statusCode, headers, body: errorBody(statusCode, type, message, stack) }
+}
+
+/** A finding as one line: rule id, where, what changed, and the rule's own message. */
+export function findingLine (f: Finding, table?: string): string {
+  const where: string[] = []
+  if (f.path !== undefined) where.push(f.path)
+  if (f.fieldId !== undefined) where.push(`field id ${f.fieldId}`)
+  if (f.oldType !== undefined || f.newType !== undefined) where.push(`${f.oldType ?? 'none'} -> ${f.newType ?? 'none'}`)
+  const scope = table === undefined ? '' : `${table}: `
+  return `${scope}${f.rule}${where.length > 0 ? ` (${where.join(', ')})` : ''}: ${f.message}`
+}
+
+/** The rule's documentation: the catalogue's link, or the same anchor under a configured docs URL. */
+export function ruleDocLink (ruleId: string, docs?: string): string {
+  return docs === undefined ? ruleDoc(ruleId) : `${docs.replace(/#.*$/, '')}#${ruleId.toLowerCase()}`
+}
+
+/**
+ * The refusal of a commit whose findings include errors. `tables` maps a table to its findings;
+ * one table for updateTable/createTable, several for a transaction (all-or-nothing).
+ */
+export function rejection (
+  tables: ReadonlyArray<{ readonly table: string, readonly errors: readonly Finding[] }>,
+  opts: { readonly stagedCreate?: boolean, readonly docs?: string, readonly nameTables?: boolean } = {}
+): GateAnswer {
+  const multi = opts.nameTables ?? tables.length > 1
+  const lines: string[] = []
+  const rules = new Set<string>()
+  for (const t of tables) {
+    for (const f of t.errors) {
+      lines.push(findingLine(f, multi ? t.table : undefined))
+      rules.add(f.rule)
+    }
+  }
+  const names = tables.map(t => t.table).join(', ')
+  const count = lines.length === 1 ? '1 finding' : `${lines.length} findings`
+  const docs = [...rules].map(r => ruleDocLink(r, opts.docs)).join(', ')
+  // Each rule's own advice (why it matters, what to do instead), once per distinct text.
+  const explanations = [...new Set(tables.flatMap(t => t.errors.map(f => f.explanation))
+    .filter((e): e is string => e !== undefined && e !== ''))]
+  const message = `Cannot commit schema change to ${names}: ${count}: ${lines.join('; ')}` +
+    (explanations.length > 0 ? `. ${explanations.join(' ')}` : '') +
+    (docs !== '' ? ` (see ${docs})` : '')
+  // Java's createTableErrorHandler reads a staged create's answer; 400 BadRequestException there
+  // is a clean failure, where a 409 would read as "table already exists".
+  return answer(400, opts.stagedCreate === true ? 'BadRequestException' : 'ValidationException', message, lines)
+}
+
+/** A requirement that does not hold against the table as it is now. */
+export function conflict (table: string, messages: readonly string[]): GateAnswer {
+  const text = messages.length > 0 ? messages.join('; ') : 'a requirement failed'
+  return answer(409, 'CommitFailedException', `Cannot commit to ${table}: ${text}`, messages)
+}
+
+/** The upstream could not be consulted, or reached, and nothing was forwarded: a definite failure, safe to retry. */
+export function upstreamUnavailable (message: string, retryAfter: number = RETRY_AFTER_SECONDS): GateAnswer {
+  return answer(503, 'ServiceUnavailableException', `${message}; nothing was committed, retry later`,
+    undefined, { 'retry-after': String(retryAfter) })
+}
+
+export function badRequest (message: string): GateAnswer {
+  return answer(400, 'BadRequestException', message)
+}
+
+/**
+ * Findings let through, as one header line: `RULE (path, field id N, old -> new); …`.
+ * Header values must be single-line visible ASCII, so anything else is percent-escaped, and the
+ * line is bounded (the audit line keeps the full list).
+ */
+export function warningsHeader (findings: ReadonlyArray<{ readonly table?: string, readonly finding: Finding }>, max = 2048): string | undefined {
+  if (findings.length === 0) return undefined
+  const parts = findings.map(({ table, finding: f }) => {
+    const where: string[] = []
+    if (f.path !== undefined) where.push(f.path)
+    if (f.fieldId !== undefined) where.push(`field id ${f.fieldId}`)
+    if (f.oldType !== undefined || f.newType !== undefined) where.push(`${f.oldType ?? 'none'} -> ${f.newType ?? 'none'}`)
+    return `${table !== undefined ? `${table}: ` : ''}${f.rule}${where.length > 0 ? ` (${where.join(', ')})` : ''}`
+  })
+  let out = ''
+  for (let i = 0; i < parts.length; i++) {
+    const next = headerSafe(parts[i] ?? '')
+    const candidate = out === '' ? next : `${out}; ${next}`
+    if (candidate.length > max) return `${out}; +${parts.length - i} more`
+    out = candidate
+  }
+  return out
+}
+
+function headerSafe (s: string): string {
+  let out = ''
+  for (const ch of s) {
+    const c = ch.codePointAt(0) ?? 0
+    if (c >= 0x20 && c < 0x7f && ch !== '%') out += ch
+    else {
+      try { out += encodeURIComponent(ch) } catch { out += '?' } // a lone surrogate
+    }
+  }
+  return out
+}

@@ -1,0 +1,85 @@
+/**
+ * The gate assembled over the real upstream: builds `gateCommit`'s dependencies for one request
+ * from the buffered upstream client, the policy and the audit sink. Fastify-free; the route only
+ * hands in what it read from the request.
+ */
+import type { IncomingHttpHeaders } from 'node:http'
+import type { AuditSink } from '../audit/audit-log.js'
+import type { RuleSettings } from '../rules/rule.js'
+import type { UpstreamClient } from '../upstream/client.js'
+import { gateCommit, type GateConfig, type GateIdent, type GatedKind, type GateOutcome, type RegistrationCheck, type TableRef } from './commit-gate.js'
+import { countBaseLoads } from '../metrics/gate-metrics.js'
+import { createBaseCache, type BaseCache } from './base-cache.js'
+import { upstreamTableLoader } from './load-base.js'
+import { OVERRIDE_HEADER, overrideVerifier, type OverrideVerifier } from './override.js'
+
+export interface GateServiceOptions {
+  readonly client: UpstreamClient
+  /** Effective rule settings of a table (the policy store's `resolve`). */
+  readonly settingsFor: (table: TableRef) => RuleSettings
+  readonly audit: AuditSink
+  readonly config: GateConfig
+  /** HMAC secret of break-glass tokens; without it the override header is refused. */
+  readonly overrideSecret?: string
+  readonly registration?: RegistrationCheck
+  readonly onError?: (err: unknown) => void
+  /** Parsed base metadata kept by ETag; default a cache of default size, `null` for none. */
+  readonly baseCache?: BaseCache | null
+}
+
+export interface GateRequest {
+  readonly kind: GatedKind
+  readonly ident: GateIdent
+  readonly method: string
+  /** Path and query as received (the commit is forwarded on it unchanged). */
+  readonly path: string
+  readonly rawBody: Buffer
+  readonly headers: IncomingHttpHeaders
+  /** Headers for the forwarded commit as a flat list (hop-by-hop already dropped). */
+  readonly forwardHeaders: readonly string[]
+  readonly requestId: string
+}
+
+export interface GateService {
+  handle (request: GateRequest): Promise<GateOutcome>
+}
+
+export function createGateService (opts: GateServiceOptions): GateService {
+  const verify: OverrideVerifier | undefined = opts.overrideSecret === undefined || opts.overrideSecret === ''
+    ? undefined
+    : overrideVerifier(opts.overrideSecret)
+  // Counted for /metrics (iceguard_base_loads_total by outcome). Parsed bases are kept by ETag and
+  // revalidated on every commit (base-cache.ts).
+  const loadTable = countBaseLoads(upstreamTableLoader((path, headers) => opts.client.request({ method: 'GET', path, headers }),
+    opts.baseCache === null ? undefined : opts.baseCache ?? createBaseCache()))
+  return {
+    async handle (request) {
+      // The override token is for the gate alone: it never travels to the upstream.
+      const headers = withoutHeader(request.forwardHeaders, OVERRIDE_HEADER)
+      return await gateCommit({
+        kind: request.kind,
+        ident: request.ident,
+        rawBody: request.rawBody,
+        headers: request.headers,
+        requestId: request.requestId
+      }, {
+        loadTable,
+        forward: (body) => opts.client.request({ method: request.method, path: request.path, headers, body, commit: true }),
+        settingsFor: opts.settingsFor,
+        audit: opts.audit,
+        config: opts.config,
+        verifyOverride: verify,
+        registration: opts.registration,
+        onError: opts.onError
+      })
+    }
+  }
+}
+
+function withoutHeader (flat: readonly string[], name: string): string[] {
+  const out: string[] = []
+  for (let i = 0; i < flat.length; i += 2) {
+    if ((flat[i] as string).toLowerCase() !== name) out.push(flat[i] as string, flat[i + 1] as string)
+  }
+  return out
+}

@@ -1,0 +1,84 @@
+/**
+ * Loading the metadata a commit will be judged against: `GET …/tables/{t}?snapshots=refs`
+ * (REST spec loadTable), sent with the caller's own credentials so nobody sees more through the
+ * gate than the upstream allows them. `snapshots=refs` keeps the answer small; schemas, specs and
+ * sort orders are complete either way.
+ *
+ * The answer's `config` and `storage-credentials` may hold secrets: they are never kept, logged or
+ * relayed; only `metadata` is read.
+ */
+import type { IncomingHttpHeaders } from 'node:http'
+import { errorBody } from '../errors.js'
+import { parseTableMetadata } from '../iceberg/parse.js'
+import { baseCacheKey, type BaseCache } from './base-cache.js'
+import type { BaseLoad, TableRef, UpstreamAnswer } from './commit-gate.js'
+import { isJsonObject, parseUpstreamBody } from './parse-commit-body.js'
+
+/** Sends one GET to the upstream on a path relative to its base URL. Throws on transport failure. */
+export type UpstreamGet = (path: string, headers: IncomingHttpHeaders) => Promise<UpstreamAnswer>
+
+/** `/v1/[{prefix}/]namespaces/{ns}/tables/{t}`: levels joined by the unit separator, each encoded. */
+export function tablePath (table: TableRef): string {
+  const prefix = table.prefix === undefined || table.prefix === '' ? '' : `${encodeURIComponent(table.prefix)}/`
+  const ns = table.namespace.map(encodeURIComponent).join('%1F')
+  return `/v1/${prefix}namespaces/${ns}/tables/${encodeURIComponent(table.name)}`
+}
+
+/**
+ * A name part that would be a dot segment in the path (`.`, `..`): encodeURIComponent keeps dots,
+ * and an upstream resolving the path would load another resource than the table named.
+ */
+function dotSegmentPart (table: TableRef): string | undefined {
+  for (const part of [table.prefix, ...table.namespace, table.name]) if (part === '.' || part === '..') return part
+  return undefined
+}
+
+/**
+ * A `loadTable` dependency for the gate, over any upstream GET. With a `cache`, the load is a
+ * conditional GET when this caller already holds this table's parsed metadata, and a 304 reuses it
+ * (`base-cache.ts`); the request is sent either way, with the caller's own headers.
+ */
+export function upstreamTableLoader (get: UpstreamGet, cache?: BaseCache): (table: TableRef, headers: IncomingHttpHeaders) => Promise<BaseLoad> {
+  return async (table, headers) => {
+    const dots = dotSegmentPart(table)
+    if (dots !== undefined) {
+      // Nothing is sent: answered like an upstream refusal, which the gate and the admin API relay.
+      const body = JSON.stringify(errorBody(400, 'BadRequestException',
+        `Cannot load table ${[...table.namespace, table.name].join('.')}: "${dots}" is not usable as a namespace or table name (it would be a dot segment in the request path)`))
+      return { status: 400, rawStatusBody: Buffer.from(body), headers: { 'content-type': 'application/json' } }
+    }
+    const path = `${tablePath(table)}?snapshots=refs`
+    // The gate reads this body itself: never let the caller's Accept-Encoding (Java's Apache
+    // HttpClient sends `gzip, x-gzip, deflate`) make the upstream compress it.
+    const sent: IncomingHttpHeaders = { ...headers, accept: 'application/json', 'accept-encoding': 'identity' }
+    if (cache === undefined) return readLoadAnswer(await get(path, sent))
+    const key = baseCacheKey(path, headers)
+    const cached = cache.get(key)
+    if (cached !== undefined) sent['if-none-match'] = cached.etag
+    const answer = await get(path, sent)
+    if (cached !== undefined && answer.statusCode === 304) return { status: 200, metadata: cached.metadata }
+    const load = readLoadAnswer(answer)
+    const etag = answer.headers.etag
+    if (load.metadata !== undefined && typeof etag === 'string' && etag !== '') cache.set(key, etag, load.metadata, answer.body.length)
+    else cache.delete(key)
+    return load
+  }
+}
+
+/** Turns a loadTable answer into a base: parsed metadata on 200, the upstream's own answer otherwise. */
+export function readLoadAnswer (answer: UpstreamAnswer): BaseLoad {
+  if (answer.statusCode !== 200) {
+    return { status: answer.statusCode, rawStatusBody: answer.body, headers: answer.headers }
+  }
+  const parsed = parseUpstreamBody(answer.body)
+  if (!parsed.ok) return { status: 200, problem: parsed.message }
+  if (!isJsonObject(parsed.value) || !isJsonObject(parsed.value.metadata)) {
+    return { status: 200, problem: 'the answer has no metadata object' }
+  }
+  const { metadata, issues } = parseTableMetadata(parsed.value.metadata)
+  if (metadata === undefined) {
+    const first = issues[0]
+    return { status: 200, problem: first === undefined ? 'unreadable metadata' : `${first.at}: ${first.message}` }
+  }
+  return { status: 200, metadata }
+}

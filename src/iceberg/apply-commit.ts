@@ -1,0 +1,397 @@
+/**
+ * Applies a commit's updates to table metadata in order, as the reference server does
+ * (`TableMetadata.Builder`, see reference §3.2 and §2.6), so the rules judge exactly what the
+ * catalog would store. Problems never throw: each becomes an issue with the path of the update.
+ */
+import { isObject, own, toInt, toLongText, type JsonObject } from './json-values.js'
+import { parsePartitionSpec, parseSchemaShape, parseSortOrder, plainRecord } from './parse.js'
+import { lastAssignedPartitionId } from './requirements.js'
+import { indexSchema } from './schema-index.js'
+import { sameSchema } from './type-equality.js'
+import type { ParseIssue, PartitionSpec, Schema, SortOrder, TableMetadata } from './types.js'
+
+export { checkRequirements, requirementIssues, type RequirementConflict } from './requirements.js'
+
+/** An issue found while applying; `rule` names the spec rule that owns it (default REQUEST_WELL_FORMED). */
+export interface ApplyIssue extends ParseIssue {
+  readonly rule?: string
+}
+
+export interface ApplyResult {
+  readonly proposed: TableMetadata
+  /** Schemas this commit really adds (an add equal to an existing schema adds nothing). */
+  readonly addedSchemas: Schema[]
+  readonly currentSchemaChanged: boolean
+  readonly specChanged: boolean
+  readonly sortOrderChanged: boolean
+  readonly issues: ApplyIssue[]
+  readonly lastAddedSchemaId?: number
+}
+
+export const CURRENT_SCHEMA_KNOWN = 'CURRENT_SCHEMA_KNOWN'
+export const CURRENT_SCHEMA_NOT_REMOVED = 'CURRENT_SCHEMA_NOT_REMOVED'
+
+/** Actions that touch nothing the rules read; they pass through after a shape check. */
+const PASS_THROUGH: Readonly<Record<string, Readonly<Record<string, 'object' | 'array' | 'int' | 'long' | 'string'>>>> = {
+  'add-snapshot': { snapshot: 'object' },
+  'remove-snapshots': { 'snapshot-ids': 'array' },
+  'set-statistics': { statistics: 'object' },
+  'remove-statistics': { 'snapshot-id': 'long' },
+  'set-partition-statistics': { 'partition-statistics': 'object' },
+  'remove-partition-statistics': { 'snapshot-id': 'long' },
+  'add-encryption-key': { 'encryption-key': 'object' },
+  'remove-encryption-key': { 'key-id': 'string' },
+  'add-view-version': { 'view-version': 'object' },
+  'set-current-view-version': { 'view-version-id': 'int' }
+}
+
+const VIEW_ACTIONS = new Set(['assign-uuid', 'upgrade-format-version', 'add-schema', 'set-location', 'set-properties',
+  'remove-properties', 'add-view-version', 'set-current-view-version'])
+const VIEW_ONLY_ACTIONS = new Set(['add-view-version', 'set-current-view-version'])
+const KNOWN_ACTIONS = new Set([...Object.keys(PASS_THROUGH), ...VIEW_ACTIONS, 'set-current-schema', 'add-spec',
+  'set-default-spec', 'add-sort-order', 'set-default-sort-order', 'remove-schemas', 'remove-partition-specs',
+  'set-snapshot-ref', 'remove-snapshot-ref'])
+
+/** Highest format version this engine understands. */
+export const SUPPORTED_FORMAT_VERSION = 3
+
+function sameSpecFields (a: PartitionSpec, b: PartitionSpec): boolean {
+  return a.fields.length === b.fields.length && a.fields.every((f, i) => {
+    const g = b.fields[i]
+    return g !== undefined && f.name === g.name && f.transform === g.transform &&
+      f.sourceIds.length === g.sourceIds.length && f.sourceIds.every((s, j) => s === g.sourceIds[j]) &&
+      (f.fieldId === undefined || g.fieldId === undefined || f.fieldId === g.fieldId)
+  })
+}
+
+function sameOrderFields (a: SortOrder, b: SortOrder): boolean {
+  return a.fields.length === b.fields.length && a.fields.every((f, i) => {
+    const g = b.fields[i]
+    return g !== undefined && f.transform === g.transform && f.direction === g.direction && f.nullOrder === g.nullOrder &&
+      f.sourceIds.length === g.sourceIds.length && f.sourceIds.every((s, j) => s === g.sourceIds[j])
+  })
+}
+
+function initialFormatVersion (updates: readonly unknown[]): 1 | 2 | 3 {
+  // Java's create path builds from empty with the version the first upgrade-format-version names.
+  for (const u of updates) {
+    if (isObject(u) && String(own(u, 'action')).toLowerCase() === 'upgrade-format-version') {
+      const v = toInt(own(u, 'format-version'))
+      if (v === 1 || v === 2 || v === 3) return v
+    }
+  }
+  return 2
+}
+
+/** An empty table as a create starts from (Java `TableMetadata.buildFromEmpty`). */
+export function emptyTable (formatVersion: 1 | 2 | 3 = 2): TableMetadata {
+  return {
+    formatVersion,
+    lastColumnId: 0,
+    schemas: [],
+    currentSchemaId: -1,
+    partitionSpecs: [],
+    defaultSpecId: -1,
+    lastPartitionId: 999,
+    sortOrders: [],
+    defaultSortOrderId: -1,
+    properties: plainRecord<string>(),
+    refs: plainRecord<string>()
+  }
+}
+
+/**
+ * Applies `updates` to `base` (undefined: a create or staged create, starting empty).
+ * add-schema reuses the id of an equal existing schema and ignores the client's `schema-id` and
+ * deprecated `last-column-id`; `set-current-schema -1` means the schema added by this commit.
+ */
+export function applyUpdates (base: TableMetadata | undefined, updates: unknown[], target: 'table' | 'view' = 'table'): ApplyResult {
+  const issues: ApplyIssue[] = []
+  const list: readonly unknown[] = Array.isArray(updates) ? updates : []
+  if (!Array.isArray(updates)) issues.push({ at: 'updates', message: 'Cannot apply updates: not an array' })
+  const start = base ?? emptyTable(initialFormatVersion(list))
+
+  let formatVersion = start.formatVersion
+  let tableUuid = start.tableUuid
+  let location = start.location
+  let lastColumnId = start.lastColumnId
+  let schemas: Schema[] = [...start.schemas]
+  let currentSchemaId = start.currentSchemaId
+  let partitionSpecs: PartitionSpec[] = [...start.partitionSpecs]
+  let defaultSpecId = start.defaultSpecId
+  let lastPartitionId = lastAssignedPartitionId(start)
+  const sortOrders: SortOrder[] = [...start.sortOrders]
+  let defaultSortOrderId = start.defaultSortOrderId
+  const properties = Object.assign(plainRecord<string>(), start.properties)
+  const refs = Object.assign(plainRecord<string>(), start.refs)
+  const refTypes = Object.assign(plainRecord<'branch' | 'tag'>(), start.refTypes ?? {})
+
+  const addedSchemas: Schema[] = []
+  const addedSchemaIds = new Set<number>()
+  const addedSpecIds = new Set<number>()
+  const addedOrderIds = new Set<number>()
+  let lastAddedSchemaId: number | undefined
+  let lastAddedSpecId: number | undefined
+  let lastAddedOrderId: number | undefined
+  // After an add-schema that could not be read, "-1" has nothing to point at; the add's own issue says why.
+  let failedAdd = false
+  let specChanged = false
+  let sortOrderChanged = false
+
+  list.forEach((u, i) => {
+    const at = `updates[${i}]`
+    if (!isObject(u)) { issues.push({ at, message: 'Cannot apply update: expected an object' }); return }
+    const rawAction = own(u, 'action')
+    if (typeof rawAction !== 'string') { issues.push({ at: `${at}.action`, message: 'Cannot apply update: missing action' }); return }
+    // Java reads the action case-insensitively (MetadataUpdateParser.fromJson).
+    const action = rawAction.toLowerCase()
+    if (!KNOWN_ACTIONS.has(action)) { issues.push({ at: `${at}.action`, message: `Cannot apply unknown update action: ${rawAction}` }); return }
+    if (target === 'view' && !VIEW_ACTIONS.has(action)) { issues.push({ at: `${at}.action`, message: `Cannot apply update ${action} to a view` }); return }
+    if (target === 'table' && VIEW_ONLY_ACTIONS.has(action)) { issues.push({ at: `${at}.action`, message: `Cannot apply update ${action} to a table` }); return }
+
+    const bad = (field: string, problem: string): void => { issues.push({ at: `${at}.${field}`, message: `Cannot apply ${action}: ${field} ${problem}` }) }
+    const int = (field: string): number | undefined => {
+      const v = toInt(own(u, field))
+      if (v === undefined) bad(field, own(u, field) === undefined ? 'is missing' : 'must be an integer')
+      return v
+    }
+    const str = (field: string): string | undefined => {
+      const v = own(u, field)
+      if (typeof v !== 'string') { bad(field, v === undefined ? 'is missing' : 'must be a string'); return undefined }
+      return v
+    }
+    const ints = (field: string): number[] | undefined => {
+      const v = own(u, field)
+      const out = Array.isArray(v) ? v.map(toInt) : undefined
+      if (out === undefined || out.some(x => x === undefined)) { bad(field, 'must be an array of integers'); return undefined }
+      return out as number[]
+    }
+
+    switch (action) {
+      case 'assign-uuid': { const v = str('uuid'); if (v !== undefined) tableUuid = v; return }
+      case 'set-location': { const v = str('location'); if (v !== undefined) location = v; return }
+      case 'upgrade-format-version': {
+        const v = int('format-version')
+        if (v === undefined) return
+        if (target === 'view') return
+        if (v > SUPPORTED_FORMAT_VERSION || v < 1) bad('format-version', `names unsupported format version v${v} (supported: v1 to v${SUPPORTED_FORMAT_VERSION})`)
+        else if (v < formatVersion) issues.push({ at: `${at}.format-version`, message: `Cannot downgrade v${formatVersion} table to v${v}` })
+        else formatVersion = v as 1 | 2 | 3
+        return
+      }
+      case 'add-schema': {
+        const raw = own(u, 'schema')
+        if (raw === undefined) { bad('schema', 'is missing'); failedAdd = true; return }
+        const lc = own(u, 'last-column-id')
+        // Deprecated and ignored (reference §2.6); only its shape is checked.
+        if (lc !== undefined && toInt(lc) === undefined) bad('last-column-id', 'must be an integer')
+        const parsed = parseSchemaShape(raw, `${at}.schema`, issues)
+        if (parsed === undefined) { failedAdd = true; lastAddedSchemaId = undefined; return }
+        const existing = schemas.find(s => sameSchema(s, parsed))
+        if (existing?.schemaId !== undefined) {
+          // Java: an add equal to a pre-existing schema leaves "last added" unset.
+          lastAddedSchemaId = addedSchemaIds.has(existing.schemaId) ? existing.schemaId : undefined
+          return
+        }
+        let id = 0
+        for (const s of schemas) if (s.schemaId !== undefined && s.schemaId >= id) id = s.schemaId + 1
+        const schema: Schema = { ...parsed, schemaId: id }
+        lastColumnId = Math.max(lastColumnId, indexSchema(schema).highestId)
+        schemas.push(schema)
+        addedSchemas.push(schema)
+        addedSchemaIds.add(id)
+        lastAddedSchemaId = id
+        return
+      }
+      case 'set-current-schema': {
+        let id = int('schema-id')
+        if (id === undefined) return
+        if (id === -1) {
+          if (lastAddedSchemaId === undefined) {
+            if (failedAdd) return
+            issues.push({ at: `${at}.schema-id`, rule: CURRENT_SCHEMA_KNOWN, message: 'Cannot set last added schema: no schema has been added' })
+            return
+          }
+          id = lastAddedSchemaId
+        }
+        if (!schemas.some(s => s.schemaId === id)) {
+          issues.push({ at: `${at}.schema-id`, rule: CURRENT_SCHEMA_KNOWN, message: `Cannot set current schema to unknown schema: ${id}` })
+          return
+        }
+        currentSchemaId = id
+        return
+      }
+      case 'remove-schemas': {
+        const ids = ints('schema-ids')
+        if (ids === undefined) return
+        if (ids.includes(currentSchemaId)) {
+          issues.push({ at: `${at}.schema-ids`, rule: CURRENT_SCHEMA_NOT_REMOVED, message: `Cannot remove current schema: ${currentSchemaId}` })
+        }
+        const drop = new Set(ids.filter(id => id !== currentSchemaId))
+        schemas = schemas.filter(s => s.schemaId === undefined || !drop.has(s.schemaId))
+        return
+      }
+      case 'add-spec': {
+        const parsed = parsePartitionSpec(own(u, 'spec'), `${at}.spec`, issues)
+        if (parsed === undefined) return
+        const candidate: PartitionSpec = { specId: 0, fields: parsed.fields }
+        const existing = partitionSpecs.find(s => sameSpecFields(s, candidate))
+        if (existing !== undefined) {
+          lastAddedSpecId = addedSpecIds.has(existing.specId) ? existing.specId : undefined
+          return
+        }
+        let id = 0
+        for (const s of partitionSpecs) if (s.specId >= id) id = s.specId + 1
+        const fields = parsed.fields.map(f => {
+          // v1 specs may omit field ids; they are assigned from the last partition id (spec "Partitioning").
+          const fieldId = f.fieldId ?? ++lastPartitionId
+          if (fieldId > lastPartitionId) lastPartitionId = fieldId
+          return { ...f, fieldId }
+        })
+        partitionSpecs.push({ specId: id, fields })
+        addedSpecIds.add(id)
+        lastAddedSpecId = id
+        specChanged = true
+        return
+      }
+      case 'set-default-spec': {
+        let id = int('spec-id')
+        if (id === undefined) return
+        if (id === -1) {
+          if (lastAddedSpecId === undefined) { issues.push({ at: `${at}.spec-id`, message: 'Cannot set last added spec: no spec has been added' }); return }
+          id = lastAddedSpecId
+        }
+        if (!partitionSpecs.some(s => s.specId === id)) { issues.push({ at: `${at}.spec-id`, message: `Cannot set default partition spec to unknown spec: ${id}` }); return }
+        if (id !== defaultSpecId) specChanged = true
+        defaultSpecId = id
+        return
+      }
+      case 'remove-partition-specs': {
+        const ids = ints('spec-ids')
+        if (ids === undefined) return
+        if (ids.includes(defaultSpecId)) issues.push({ at: `${at}.spec-ids`, message: `Cannot remove the default partition spec: ${defaultSpecId}` })
+        const drop = new Set(ids.filter(id => id !== defaultSpecId))
+        const before = partitionSpecs.length
+        partitionSpecs = partitionSpecs.filter(s => !drop.has(s.specId))
+        if (partitionSpecs.length !== before) specChanged = true
+        return
+      }
+      case 'add-sort-order': {
+        const parsed = parseSortOrder(own(u, 'sort-order'), `${at}.sort-order`, issues)
+        if (parsed === undefined) return
+        const candidate: SortOrder = { orderId: 0, fields: parsed.fields }
+        const existing = sortOrders.find(o => sameOrderFields(o, candidate))
+        if (existing !== undefined) {
+          lastAddedOrderId = addedOrderIds.has(existing.orderId) ? existing.orderId : undefined
+          return
+        }
+        // Java: the unsorted order is always id 0; sorted orders start at 1.
+        let id = parsed.fields.length === 0 ? 0 : 1
+        if (id !== 0) for (const o of sortOrders) if (o.orderId >= id) id = o.orderId + 1
+        sortOrders.push({ orderId: id, fields: parsed.fields })
+        addedOrderIds.add(id)
+        lastAddedOrderId = id
+        sortOrderChanged = true
+        return
+      }
+      case 'set-default-sort-order': {
+        let id = int('sort-order-id')
+        if (id === undefined) return
+        if (id === -1) {
+          if (lastAddedOrderId === undefined) { issues.push({ at: `${at}.sort-order-id`, message: 'Cannot set last added sort order: no sort order has been added' }); return }
+          id = lastAddedOrderId
+        }
+        if (!sortOrders.some(o => o.orderId === id)) { issues.push({ at: `${at}.sort-order-id`, message: `Cannot set default sort order to unknown order: ${id}` }); return }
+        if (id !== defaultSortOrderId) sortOrderChanged = true
+        defaultSortOrderId = id
+        return
+      }
+      case 'set-properties': {
+        // Java also reads the legacy `updated` key.
+        const key = own(u, 'updates') !== undefined ? 'updates' : own(u, 'updated') !== undefined ? 'updated' : 'updates'
+        const v = own(u, key)
+        if (!isObject(v) || Object.values(v).some(x => typeof x !== 'string')) { bad(key, 'must be an object of strings'); return }
+        for (const [k, x] of Object.entries(v)) properties[k] = x as string
+        return
+      }
+      case 'remove-properties': {
+        const key = own(u, 'removals') !== undefined ? 'removals' : own(u, 'removed') !== undefined ? 'removed' : 'removals'
+        const v = own(u, key)
+        if (!Array.isArray(v) || v.some(x => typeof x !== 'string')) { bad(key, 'must be an array of strings'); return }
+        for (const k of v as string[]) delete properties[k]
+        return
+      }
+      case 'set-snapshot-ref': {
+        const name = str('ref-name')
+        const id = toLongText(own(u, 'snapshot-id'))
+        if (id === undefined || typeof own(u, 'snapshot-id') === 'string') bad('snapshot-id', 'must be an integer')
+        const type = own(u, 'type')
+        if (type !== 'branch' && type !== 'tag') bad('type', 'must be "branch" or "tag"')
+        if (name === undefined || id === undefined || (type !== 'branch' && type !== 'tag')) return
+        refs[name] = id
+        refTypes[name] = type
+        return
+      }
+      case 'remove-snapshot-ref': {
+        const name = str('ref-name')
+        if (name !== undefined) { delete refs[name]; delete refTypes[name] }
+        return
+      }
+      case 'add-view-version': {
+        const vv = own(u, 'view-version')
+        if (!isObject(vv)) { bad('view-version', 'must be an object'); return }
+        // A view's current schema is the one its current version names; -1 = added in this commit.
+        const sid = toInt(own(vv, 'schema-id'))
+        if (sid === undefined) { bad('view-version.schema-id', 'must be an integer'); return }
+        const id = sid === -1 ? lastAddedSchemaId : sid
+        if (id === undefined || !schemas.some(s => s.schemaId === id)) {
+          issues.push({ at: `${at}.view-version.schema-id`, rule: CURRENT_SCHEMA_KNOWN, message: `Cannot add view version: unknown schema ${sid}` })
+          return
+        }
+        currentSchemaId = id
+        return
+      }
+      default: {
+        const shape = PASS_THROUGH[action] ?? {}
+        for (const [field, kind] of Object.entries(shape)) checkShape(u, field, kind, bad)
+      }
+    }
+  })
+
+  const proposed: TableMetadata = {
+    formatVersion,
+    ...(tableUuid === undefined ? {} : { tableUuid }),
+    ...(location === undefined ? {} : { location }),
+    lastColumnId,
+    schemas,
+    currentSchemaId,
+    partitionSpecs,
+    defaultSpecId,
+    lastPartitionId,
+    sortOrders,
+    defaultSortOrderId,
+    properties,
+    refs,
+    refTypes
+  }
+  return {
+    proposed,
+    addedSchemas,
+    currentSchemaChanged: currentSchemaId !== start.currentSchemaId,
+    specChanged,
+    sortOrderChanged,
+    issues,
+    ...(lastAddedSchemaId === undefined ? {} : { lastAddedSchemaId })
+  }
+}
+
+function checkShape (u: JsonObject, field: string, kind: string, bad: (field: string, problem: string) => void): void {
+  const v = own(u, field)
+  if (v === undefined) { bad(field, 'is missing'); return }
+  const ok = kind === 'object' ? isObject(v)
+    : kind === 'array' ? Array.isArray(v)
+      : kind === 'int' ? toInt(v) !== undefined
+        : kind === 'long' ? toLongText(v) !== undefined && typeof v !== 'string'
+          : typeof v === 'string'
+  if (!ok) bad(field, `must be ${kind === 'int' || kind === 'long' ? 'an integer' : kind === 'object' ? 'an object' : kind === 'array' ? 'an array' : 'a string'}`)
+}

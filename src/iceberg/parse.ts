@@ -1,0 +1,480 @@
+/**
+ * Wire JSON → domain types, once, at the edge (spec Appendix C "JSON serialization").
+ *
+ * Parsing is strict and never stops at the first problem: every issue is collected with the path
+ * where it was found, so one response can name them all. Deep nesting is bounded (an issue, never a
+ * stack overflow) and only own properties are read, so `__proto__` keys are inert.
+ */
+import { isLossless, isObject, own, toInt, toLongText, type JsonObject } from './json-values.js'
+import type {
+  IcebergType, NestedField, ParseIssue, PartitionField, PartitionSpec, PrimitiveType, Schema,
+  SimplePrimitiveName, SortField, SortOrder, StructType, TableMetadata
+} from './types.js'
+
+/** Deepest type nesting accepted; real schemas stay far below it. */
+export const MAX_TYPE_DEPTH = 200
+
+const SIMPLE_PRIMITIVES: ReadonlySet<string> = new Set<SimplePrimitiveName>([
+  'boolean', 'int', 'long', 'float', 'double', 'date', 'time', 'timestamp', 'timestamptz', 'string',
+  'uuid', 'binary', 'timestamp_ns', 'timestamptz_ns', 'unknown', 'variant'
+])
+
+// Appendix C: "Readers should accept optional whitespace around parameters and separators".
+const DECIMAL = /^decimal\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)$/i
+const FIXED = /^fixed\s*\[\s*(\d+)\s*\]$/i
+const GEOMETRY = /^geometry\s*(?:\(\s*([^(),\s][^(),]*?)\s*\))?$/i
+const GEOGRAPHY = /^geography\s*(?:\(\s*([^(),\s][^(),]*?)\s*(?:,\s*([A-Za-z_]+)\s*)?\))?$/i
+
+/** Highest decimal precision (spec "Primitive Types": precision must be 38 or less). */
+export const MAX_DECIMAL_PRECISION = 38
+
+/** Parses a primitive type string such as `long`, `decimal(10, 2)`, `fixed[16]`, `geography(OGC:CRS84, karney)`. */
+export function parsePrimitiveType (text: string): PrimitiveType | undefined {
+  return readPrimitive(text).type
+}
+
+// Types are immutable values, so each distinct spelling is parsed once and shared: a wide schema
+// repeats a handful of type strings thousands of times.
+const PRIMITIVE_CACHE = new Map<string, { type?: PrimitiveType, problem?: string }>()
+const PRIMITIVE_CACHE_LIMIT = 4096
+
+function readPrimitive (text: string): { type?: PrimitiveType, problem?: string } {
+  const hit = PRIMITIVE_CACHE.get(text)
+  if (hit !== undefined) return hit
+  const read = readPrimitiveUncached(text)
+  if (read.type !== undefined && typeof text === 'string' && PRIMITIVE_CACHE.size < PRIMITIVE_CACHE_LIMIT) PRIMITIVE_CACHE.set(text, Object.freeze(read))
+  return read
+}
+
+function readPrimitiveUncached (text: string): { type?: PrimitiveType, problem?: string } {
+  if (typeof text !== 'string') return { problem: 'not a string' }
+  const s = text.trim()
+  const lower = s.toLowerCase()
+  if (SIMPLE_PRIMITIVES.has(lower)) return { type: Object.freeze({ kind: lower as SimplePrimitiveName }) }
+  let m = DECIMAL.exec(s)
+  if (m) {
+    const precision = Number(m[1])
+    const scale = Number(m[2])
+    if (precision < 1 || precision > MAX_DECIMAL_PRECISION) return { problem: `decimal precision must be 1..${MAX_DECIMAL_PRECISION}, got ${precision}` }
+    if (scale > precision) return { problem: `decimal scale ${scale} exceeds precision ${precision}` }
+    return { type: { kind: 'decimal', precision, scale } }
+  }
+  m = FIXED.exec(s)
+  if (m) {
+    const length = Number(m[1])
+    if (!Number.isSafeInteger(length) || length < 1) return { problem: `fixed length must be at least 1, got ${m[1]}` }
+    return { type: { kind: 'fixed', length } }
+  }
+  m = GEOMETRY.exec(s)
+  if (m) return { type: m[1] === undefined ? { kind: 'geometry' } : { kind: 'geometry', crs: m[1] } }
+  m = GEOGRAPHY.exec(s)
+  if (m) {
+    if (m[1] === undefined) return { type: { kind: 'geography' } }
+    return { type: m[2] === undefined ? { kind: 'geography', crs: m[1] } : { kind: 'geography', crs: m[1], algorithm: m[2].toLowerCase() } }
+  }
+  return { problem: 'unknown type' }
+}
+
+interface ReadOptions {
+  /** Report duplicate field ids and duplicate names within a struct as parse issues. */
+  readonly duplicates: boolean
+}
+
+class Reader {
+  readonly seenIds = new Set<number>()
+  constructor (readonly issues: ParseIssue[], readonly opts: ReadOptions) {}
+
+  issue (at: string, message: string): void {
+    this.issues.push({ at, message })
+  }
+
+  id (value: unknown, at: string, what: string): number | undefined {
+    const id = toInt(value)
+    if (id === undefined) {
+      this.issue(at, value === undefined ? `Cannot parse ${what}: missing` : `Cannot parse ${what}: not an integer`)
+      return undefined
+    }
+    if (this.opts.duplicates) {
+      if (this.seenIds.has(id)) this.issue(at, `Invalid schema: multiple fields for id ${id}`)
+      this.seenIds.add(id)
+    }
+    return id
+  }
+
+  bool (value: unknown, at: string, what: string): boolean | undefined {
+    if (typeof value === 'boolean') return value
+    this.issue(at, value === undefined ? `Cannot parse ${what}: missing` : `Cannot parse ${what}: not a boolean`)
+    return undefined
+  }
+
+  type (json: unknown, at: string, depth: number): IcebergType | undefined {
+    if (depth > MAX_TYPE_DEPTH) {
+      this.issue(at, `Cannot parse type: nested deeper than ${MAX_TYPE_DEPTH} levels`)
+      return undefined
+    }
+    if (typeof json === 'string') {
+      const { type, problem } = readPrimitive(json)
+      if (type === undefined) this.issue(at, `Cannot parse type: ${JSON.stringify(json)}: ${problem ?? 'unknown type'}`)
+      return type
+    }
+    if (!isObject(json)) {
+      this.issue(at, 'Cannot parse type: expected a type string or an object')
+      return undefined
+    }
+    const kind = own(json, 'type')
+    if (kind === 'struct') return this.struct(json, at, depth)
+    if (kind === 'list') return this.list(json, at, depth)
+    if (kind === 'map') return this.map(json, at, depth)
+    this.issue(`${at}.type`, kind === undefined ? 'Cannot parse type: missing "type"' : `Cannot parse type: unknown nested type ${JSON.stringify(kind)}`)
+    return undefined
+  }
+
+  struct (json: JsonObject, at: string, depth: number): StructType | undefined {
+    const fields = own(json, 'fields')
+    if (!Array.isArray(fields)) {
+      this.issue(`${at}.fields`, 'Cannot parse struct: "fields" must be an array')
+      return undefined
+    }
+    const out: NestedField[] = new Array<NestedField>()
+    const names = this.opts.duplicates ? new Set<string>() : undefined
+    let ok = true
+    for (let i = 0; i < fields.length; i++) {
+      const f = this.field(fields[i], at, i, depth)
+      if (f === undefined) { ok = false; continue }
+      if (names !== undefined) {
+        if (names.has(f.name)) this.issue(this.fieldAt(at, i) + '.name', `Invalid schema: multiple fields named ${f.name} in one struct`)
+        names.add(f.name)
+      }
+      out.push(f)
+    }
+    return ok ? { kind: 'struct', fields: out } : undefined
+  }
+
+  /** Location of a struct's i-th field; built only when there is something to report. */
+  fieldAt (structAt: string, i: number): string {
+    return `${structAt}.fields[${i}]`
+  }
+
+  field (json: unknown, structAt: string, i: number, depth: number): NestedField | undefined {
+    if (!isObject(json)) {
+      this.issue(this.fieldAt(structAt, i), 'Cannot parse field: expected an object')
+      return undefined
+    }
+    const rawId = own(json, 'id')
+    const id = toInt(rawId)
+    if (id === undefined) {
+      this.issue(this.fieldAt(structAt, i) + '.id', rawId === undefined ? 'Cannot parse field id: missing' : 'Cannot parse field id: not an integer')
+    } else if (this.opts.duplicates) {
+      if (this.seenIds.has(id)) this.issue(this.fieldAt(structAt, i) + '.id', `Invalid schema: multiple fields for id ${id}`)
+      this.seenIds.add(id)
+    }
+    const rawName = own(json, 'name')
+    const name = typeof rawName === 'string' && rawName.length > 0 ? rawName : undefined
+    if (name === undefined) this.issue(this.fieldAt(structAt, i) + '.name', rawName === undefined ? 'Cannot parse field name: missing' : 'Cannot parse field name: must be a non-empty string')
+    const required = own(json, 'required')
+    if (typeof required !== 'boolean') this.issue(this.fieldAt(structAt, i) + '.required', required === undefined ? 'Cannot parse field required flag: missing' : 'Cannot parse field required flag: not a boolean')
+    const rawType = own(json, 'type')
+    let type: IcebergType | undefined
+    if (typeof rawType === 'string') {
+      const read = readPrimitive(rawType)
+      type = read.type
+      if (type === undefined) this.issue(this.fieldAt(structAt, i) + '.type', `Cannot parse type: ${JSON.stringify(rawType)}: ${read.problem ?? 'unknown type'}`)
+    } else if (rawType === undefined) {
+      this.issue(this.fieldAt(structAt, i) + '.type', 'Cannot parse field type: missing')
+    } else {
+      type = this.type(rawType, this.fieldAt(structAt, i) + '.type', depth + 1)
+    }
+    const doc = own(json, 'doc')
+    if (doc !== undefined && doc !== null && typeof doc !== 'string') this.issue(this.fieldAt(structAt, i) + '.doc', 'Cannot parse field doc: not a string')
+    if (id === undefined || name === undefined || typeof required !== 'boolean' || type === undefined) return undefined
+    const field: { -readonly [K in keyof NestedField]: NestedField[K] } = { id, name, required, type }
+    if (typeof doc === 'string') field.doc = doc
+    if (Object.hasOwn(json, 'initial-default')) field.initialDefault = json['initial-default']
+    if (Object.hasOwn(json, 'write-default')) field.writeDefault = json['write-default']
+    return field
+  }
+
+  list (json: JsonObject, at: string, depth: number): IcebergType | undefined {
+    const elementId = this.id(own(json, 'element-id'), `${at}.element-id`, 'list element id')
+    const elementRequired = this.bool(own(json, 'element-required'), `${at}.element-required`, 'list element-required')
+    const raw = own(json, 'element')
+    const element = raw === undefined
+      ? (this.issue(`${at}.element`, 'Cannot parse list: missing "element"'), undefined)
+      : this.type(raw, `${at}.element`, depth + 1)
+    if (elementId === undefined || elementRequired === undefined || element === undefined) return undefined
+    return { kind: 'list', elementId, elementRequired, element }
+  }
+
+  map (json: JsonObject, at: string, depth: number): IcebergType | undefined {
+    const keyId = this.id(own(json, 'key-id'), `${at}.key-id`, 'map key id')
+    const rawKey = own(json, 'key')
+    const key = rawKey === undefined ? (this.issue(`${at}.key`, 'Cannot parse map: missing "key"'), undefined) : this.type(rawKey, `${at}.key`, depth + 1)
+    const valueId = this.id(own(json, 'value-id'), `${at}.value-id`, 'map value id')
+    const valueRequired = this.bool(own(json, 'value-required'), `${at}.value-required`, 'map value-required')
+    const rawValue = own(json, 'value')
+    const value = rawValue === undefined ? (this.issue(`${at}.value`, 'Cannot parse map: missing "value"'), undefined) : this.type(rawValue, `${at}.value`, depth + 1)
+    if (keyId === undefined || key === undefined || valueId === undefined || valueRequired === undefined || value === undefined) return undefined
+    return { kind: 'map', keyId, key, valueId, valueRequired, value }
+  }
+
+  schema (json: unknown, at: string): Schema | undefined {
+    if (!isObject(json)) {
+      this.issue(at, 'Cannot parse schema: expected an object')
+      return undefined
+    }
+    const kind = own(json, 'type')
+    if (kind !== 'struct') this.issue(`${at}.type`, kind === undefined ? 'Cannot parse schema: missing "type": "struct"' : 'Cannot parse schema: "type" must be "struct"')
+    const rawSchemaId = own(json, 'schema-id')
+    const schemaId = rawSchemaId === undefined ? undefined : toInt(rawSchemaId)
+    if (rawSchemaId !== undefined && schemaId === undefined) this.issue(`${at}.schema-id`, 'Cannot parse schema-id: not an integer')
+    const rawIdent = own(json, 'identifier-field-ids')
+    const identifierFieldIds: number[] = []
+    if (rawIdent !== undefined && rawIdent !== null) {
+      if (!Array.isArray(rawIdent)) this.issue(`${at}.identifier-field-ids`, 'Cannot parse identifier-field-ids: not an array')
+      else {
+        rawIdent.forEach((v, i) => {
+          const id = toInt(v)
+          if (id === undefined) this.issue(`${at}.identifier-field-ids[${i}]`, 'Cannot parse identifier field id: not an integer')
+          else identifierFieldIds.push(id)
+        })
+      }
+    }
+    const struct = this.struct(json, at, 0)
+    if (struct === undefined || kind !== 'struct') return undefined
+    return schemaId === undefined ? { identifierFieldIds, struct } : { schemaId, identifierFieldIds, struct }
+  }
+}
+
+/** Parses one type (primitive string or struct/list/map object); problems go to `issues`. */
+export function parseType (json: unknown, at: string, issues: ParseIssue[]): IcebergType | undefined {
+  return new Reader(issues, { duplicates: false }).type(json, at, 0)
+}
+
+/**
+ * Parses a schema strictly: missing ids, bad type strings, duplicate ids anywhere in the tree and
+ * duplicate names within one struct are all reported.
+ */
+export function parseSchema (json: unknown, at = 'schema'): { schema?: Schema, issues: ParseIssue[] } {
+  const issues: ParseIssue[] = []
+  const schema = new Reader(issues, { duplicates: true }).schema(json, at)
+  return issues.length === 0 && schema !== undefined ? { schema, issues } : { issues }
+}
+
+/**
+ * Parses a schema's shape only: duplicate ids and names are left in place for the rules
+ * (FIELD_ID_UNIQUE, FIELD_NAME_UNIQUE) to report with their own ids.
+ */
+export function parseSchemaShape (json: unknown, at: string, issues: ParseIssue[]): Schema | undefined {
+  const before = issues.length
+  const schema = new Reader(issues, { duplicates: false }).schema(json, at)
+  return issues.length === before ? schema : undefined
+}
+
+function sourceIds (json: JsonObject, at: string, issues: ParseIssue[]): number[] | undefined {
+  const many = own(json, 'source-ids')
+  if (Array.isArray(many)) {
+    const ids = many.map(toInt)
+    if (ids.length > 0 && ids.every((x): x is number => x !== undefined)) return ids
+    issues.push({ at: `${at}.source-ids`, message: 'Cannot parse source-ids: expected a non-empty array of integers' })
+    return undefined
+  }
+  const one = toInt(own(json, 'source-id'))
+  if (one === undefined) {
+    issues.push({ at: `${at}.source-id`, message: 'Cannot parse source-id: missing or not an integer' })
+    return undefined
+  }
+  return [one]
+}
+
+function text (json: JsonObject, key: string, at: string, issues: ParseIssue[], fallback?: string): string | undefined {
+  const v = own(json, key)
+  if (typeof v === 'string') return v
+  if (v === undefined && fallback !== undefined) return fallback
+  issues.push({ at: `${at}.${key}`, message: `Cannot parse ${key}: ${v === undefined ? 'missing' : 'not a string'}` })
+  return undefined
+}
+
+function partitionFields (json: unknown, at: string, issues: ParseIssue[]): PartitionField[] | undefined {
+  if (!Array.isArray(json)) {
+    issues.push({ at, message: 'Cannot parse partition fields: not an array' })
+    return undefined
+  }
+  const out: PartitionField[] = []
+  json.forEach((f, i) => {
+    const fat = `${at}[${i}]`
+    if (!isObject(f)) { issues.push({ at: fat, message: 'Cannot parse partition field: expected an object' }); return }
+    const ids = sourceIds(f, fat, issues)
+    const name = text(f, 'name', fat, issues)
+    const transform = text(f, 'transform', fat, issues)
+    const rawFieldId = own(f, 'field-id')
+    const fieldId = rawFieldId === undefined ? undefined : toInt(rawFieldId)
+    if (rawFieldId !== undefined && fieldId === undefined) issues.push({ at: `${fat}.field-id`, message: 'Cannot parse field-id: not an integer' })
+    if (ids === undefined || name === undefined || transform === undefined) return
+    out.push(fieldId === undefined ? { sourceIds: ids, name, transform } : { sourceIds: ids, fieldId, name, transform })
+  })
+  return out
+}
+
+/** Parses a PartitionSpec; `spec-id` may be absent in an add-spec (the server assigns it). */
+export function parsePartitionSpec (json: unknown, at: string, issues: ParseIssue[]): (PartitionSpec & { specIdGiven: boolean }) | undefined {
+  if (!isObject(json)) { issues.push({ at, message: 'Cannot parse partition spec: expected an object' }); return undefined }
+  const rawId = own(json, 'spec-id')
+  const specId = rawId === undefined ? undefined : toInt(rawId)
+  if (rawId !== undefined && specId === undefined) issues.push({ at: `${at}.spec-id`, message: 'Cannot parse spec-id: not an integer' })
+  const fields = partitionFields(own(json, 'fields'), `${at}.fields`, issues)
+  if (fields === undefined) return undefined
+  return { specId: specId ?? 0, fields, specIdGiven: specId !== undefined }
+}
+
+/** Parses a SortOrder; `order-id` may be absent in an add-sort-order. */
+export function parseSortOrder (json: unknown, at: string, issues: ParseIssue[]): (SortOrder & { orderIdGiven: boolean }) | undefined {
+  if (!isObject(json)) { issues.push({ at, message: 'Cannot parse sort order: expected an object' }); return undefined }
+  const rawId = own(json, 'order-id')
+  const orderId = rawId === undefined ? undefined : toInt(rawId)
+  if (rawId !== undefined && orderId === undefined) issues.push({ at: `${at}.order-id`, message: 'Cannot parse order-id: not an integer' })
+  const raw = own(json, 'fields')
+  if (!Array.isArray(raw)) { issues.push({ at: `${at}.fields`, message: 'Cannot parse sort order fields: not an array' }); return undefined }
+  const fields: SortField[] = []
+  raw.forEach((f, i) => {
+    const fat = `${at}.fields[${i}]`
+    if (!isObject(f)) { issues.push({ at: fat, message: 'Cannot parse sort field: expected an object' }); return }
+    const ids = sourceIds(f, fat, issues)
+    const transform = text(f, 'transform', fat, issues)
+    const direction = text(f, 'direction', fat, issues)
+    const nullOrder = text(f, 'null-order', fat, issues)
+    if (ids === undefined || transform === undefined || direction === undefined || nullOrder === undefined) return
+    fields.push({ sourceIds: ids, transform, direction, nullOrder })
+  })
+  return { orderId: orderId ?? 0, fields, orderIdGiven: orderId !== undefined }
+}
+
+/** A `Record` without a prototype, so keys such as `__proto__` stay plain data. */
+export function plainRecord<V> (): Record<string, V> {
+  return Object.create(null) as Record<string, V>
+}
+
+function intField (json: JsonObject, key: string, issues: ParseIssue[], required: boolean): number | undefined {
+  const v = own(json, key)
+  if (v === undefined) {
+    if (required) issues.push({ at: key, message: `Cannot parse table metadata: missing ${key}` })
+    return undefined
+  }
+  const n = toInt(v)
+  if (n === undefined) issues.push({ at: key, message: `Cannot parse ${key}: not an integer` })
+  return n
+}
+
+/**
+ * Parses table metadata (the `metadata` of a LoadTableResult). Format 1 legacy fields (`schema`,
+ * `partition-spec`) are read when the lists are absent; refs come from `refs`, and
+ * `current-snapshot-id` stands for `main` when `refs` lacks it. Snapshot ids stay decimal strings.
+ */
+export function parseTableMetadata (json: unknown): { metadata?: TableMetadata, issues: ParseIssue[] } {
+  const issues: ParseIssue[] = []
+  if (!isObject(json)) return { issues: [{ at: '', message: 'Cannot parse table metadata: expected an object' }] }
+  const fv = intField(json, 'format-version', issues, true)
+  if (fv !== undefined && fv !== 1 && fv !== 2 && fv !== 3) issues.push({ at: 'format-version', message: `Cannot parse table metadata: unsupported format version ${fv}` })
+  const lastColumnId = intField(json, 'last-column-id', issues, true)
+
+  const schemas: Schema[] = []
+  let currentSchemaId = intField(json, 'current-schema-id', issues, false)
+  const rawSchemas = own(json, 'schemas')
+  if (Array.isArray(rawSchemas)) {
+    rawSchemas.forEach((s, i) => {
+      const schema = parseSchemaShape(s, `schemas[${i}]`, issues)
+      if (schema === undefined) return
+      if (schema.schemaId === undefined) issues.push({ at: `schemas[${i}].schema-id`, message: 'Cannot parse schema: missing schema-id' })
+      else schemas.push(schema)
+    })
+  } else if (own(json, 'schema') !== undefined) {
+    const schema = parseSchemaShape(own(json, 'schema'), 'schema', issues)
+    if (schema !== undefined) {
+      const id = schema.schemaId ?? currentSchemaId ?? 0
+      schemas.push({ ...schema, schemaId: id })
+      currentSchemaId ??= id
+    }
+  } else {
+    issues.push({ at: 'schemas', message: 'Cannot parse table metadata: missing schemas' })
+  }
+  if (currentSchemaId === undefined && !issues.some(i => i.at === 'current-schema-id')) {
+    if (schemas.length > 0) issues.push({ at: 'current-schema-id', message: 'Cannot parse table metadata: missing current-schema-id' })
+  } else if (currentSchemaId !== undefined && schemas.length > 0 && !schemas.some(s => s.schemaId === currentSchemaId)) {
+    issues.push({ at: 'current-schema-id', message: `Cannot parse table metadata: current schema ${currentSchemaId} is not among the schemas` })
+  }
+
+  const partitionSpecs: PartitionSpec[] = []
+  let defaultSpecId = intField(json, 'default-spec-id', issues, false)
+  const rawSpecs = own(json, 'partition-specs')
+  if (Array.isArray(rawSpecs)) {
+    rawSpecs.forEach((s, i) => {
+      const spec = parsePartitionSpec(s, `partition-specs[${i}]`, issues)
+      if (spec !== undefined) partitionSpecs.push({ specId: spec.specId, fields: spec.fields })
+    })
+  } else if (own(json, 'partition-spec') !== undefined) {
+    const fields = partitionFields(own(json, 'partition-spec'), 'partition-spec', issues)
+    if (fields !== undefined) partitionSpecs.push({ specId: defaultSpecId ?? 0, fields })
+  }
+  if (partitionSpecs.length === 0) partitionSpecs.push({ specId: defaultSpecId ?? 0, fields: [] })
+  defaultSpecId ??= partitionSpecs[0]?.specId ?? 0
+
+  const sortOrders: SortOrder[] = []
+  const rawOrders = own(json, 'sort-orders')
+  if (Array.isArray(rawOrders)) {
+    rawOrders.forEach((o, i) => {
+      const order = parseSortOrder(o, `sort-orders[${i}]`, issues)
+      if (order !== undefined) sortOrders.push({ orderId: order.orderId, fields: order.fields })
+    })
+  }
+  if (sortOrders.length === 0) sortOrders.push({ orderId: 0, fields: [] })
+  const defaultSortOrderId = intField(json, 'default-sort-order-id', issues, false) ?? sortOrders[0]?.orderId ?? 0
+
+  const properties = plainRecord<string>()
+  const rawProps = own(json, 'properties')
+  if (isObject(rawProps)) {
+    for (const [k, v] of Object.entries(rawProps)) {
+      if (typeof v === 'string') properties[k] = v
+      else if (typeof v === 'number' || typeof v === 'boolean' || isLossless(v)) properties[k] = String(v)
+      else issues.push({ at: `properties.${k}`, message: 'Cannot parse property: not a string' })
+    }
+  }
+
+  const refs = plainRecord<string>()
+  const refTypes = plainRecord<'branch' | 'tag'>()
+  const rawRefs = own(json, 'refs')
+  if (isObject(rawRefs)) {
+    for (const [name, r] of Object.entries(rawRefs)) {
+      const id = isObject(r) ? toLongText(own(r, 'snapshot-id')) : undefined
+      if (id === undefined) { issues.push({ at: `refs.${name}.snapshot-id`, message: 'Cannot parse ref: snapshot-id is not an integer' }); continue }
+      refs[name] = id
+      refTypes[name] = isObject(r) && own(r, 'type') === 'tag' ? 'tag' : 'branch'
+    }
+  }
+  const current = own(json, 'current-snapshot-id')
+  if (current !== undefined && current !== null && refs.main === undefined) {
+    const id = toLongText(current)
+    if (id === undefined) issues.push({ at: 'current-snapshot-id', message: 'Cannot parse current-snapshot-id: not an integer' })
+    else if (id !== '-1') { refs.main = id; refTypes.main = 'branch' }
+  }
+
+  const uuid = own(json, 'table-uuid')
+  const location = own(json, 'location')
+  const lastPartitionId = intField(json, 'last-partition-id', issues, false)
+  if (issues.length > 0 || fv === undefined || lastColumnId === undefined) return { issues }
+  const metadata: TableMetadata = {
+    formatVersion: fv as 1 | 2 | 3,
+    ...(typeof uuid === 'string' ? { tableUuid: uuid } : {}),
+    ...(typeof location === 'string' ? { location } : {}),
+    lastColumnId,
+    schemas,
+    currentSchemaId: currentSchemaId ?? -1,
+    partitionSpecs,
+    defaultSpecId,
+    ...(lastPartitionId === undefined ? {} : { lastPartitionId }),
+    sortOrders,
+    defaultSortOrderId,
+    properties,
+    refs,
+    refTypes
+  }
+  return { metadata, issues }
+}

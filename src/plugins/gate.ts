@@ -1,0 +1,47 @@
+/**
+ * Makes the gate available to the write routes (`app.gate`): built once at start-up over the
+ * buffered upstream client, the policy in force and the audit sink (pino, `component: "audit"`).
+ */
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { AuditSink } from '../audit/audit-log.js'
+import { pinoAuditSink } from '../audit/audit-log.js'
+import type { Config } from '../config.js'
+import { createGateService, type GateService } from '../gate/gate-service.js'
+import { registrationCheck } from '../gate/registration.js'
+import type { TableRef } from '../gate/commit-gate.js'
+import type { RuleSettings } from '../rules/rule.js'
+import { ruleById } from '../rules/index.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    gate: GateService
+  }
+}
+
+export interface GatePluginOptions {
+  readonly config: Config
+  /** The policy in force; default: the app's policy store (`app.policyStore`). */
+  readonly policy?: { resolve (table: TableRef): RuleSettings }
+  /** Where decisions are recorded; default: the app's pino logger. */
+  readonly audit?: AuditSink
+  /** Break-glass HMAC secret; default: the configuration's. */
+  readonly overrideSecret?: string
+}
+
+async function gatePlugin (app: FastifyInstance, opts: GatePluginOptions): Promise<void> {
+  const policy = opts.policy ?? app.policyStore
+  const settingsFor = (table: TableRef): RuleSettings => policy.resolve({ namespace: table.namespace, name: table.name })
+  const gate = createGateService({
+    client: app.upstream.client,
+    settingsFor,
+    audit: opts.audit ?? pinoAuditSink(app.log),
+    config: { assertions: opts.config.assertions, retryAfter: opts.config.retryAfter },
+    overrideSecret: opts.overrideSecret ?? opts.config.overrideSecret,
+    registration: registrationCheck(settingsFor, id => ruleById(id) !== undefined),
+    onError: (err) => app.log.error({ err }, 'gate failed')
+  })
+  app.decorate('gate', gate)
+}
+
+export default fp(gatePlugin, { name: 'iceguard-gate', fastify: '5.x', dependencies: ['iceguard-upstream'] })

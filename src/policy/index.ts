@@ -1,0 +1,12 @@
+/** The policy module's public surface: load, resolve, hold, and break-glass. */
+export { parsePolicy, loadPolicyFile, loadPolicy, type ParsePolicyOptions } from './load-policy.js'
+export { resolvePolicy, applicableScopes, type EffectivePolicy, type PolicyExplanation, type ExplainedRule, type ExplainedException, type Sourced, type TableIdent } from './resolve-policy.js'
+export { PolicyStore, type ReloadResult, type PolicyStoreEvent, type PolicyStoreOptions } from './policy-store.js'
+export { PolicyError } from './policy-error.js'
+export { formatIssue, type PolicyIssue } from './yaml-source.js'
+export { presetPolicy, isPresetName, DEFAULT_PRESET } from './presets.js'
+export { PolicySchema, COMPATIBILITY_LEVELS, PRESETS, type CompatibilityLevel, type PolicyFile, type PresetName } from './policy-schema.js'
+export type { Policy, PolicyScope, PolicyException, PolicyMode, ScopeSettings, RuleSetting } from './policy.js'
+export { parseContract, loadContract, checkContract, type Contract, type ContractColumn, type ContractViolation, type ContractViolationKind } from './contract.js'
+export { ContractSchema } from './contract-schema.js'
+export { mintOverride, verifyOverride, withOverride, parseTtl, OVERRIDE_HEADER, MAX_OVERRIDE_TTL_SECONDS, type MintOverrideInput, type VerifiedOverride } from './override-token.js'

@@ -1,0 +1,102 @@
+/**
+ * Holds the policy in force. A reload that fails keeps the last good policy and says why, so a
+ * typo in a live edit never opens the gate or takes the server down. Requests already being
+ * evaluated keep the Policy object they resolved; a reload only swaps the reference.
+ */
+import { watch as fsWatch, type FSWatcher } from 'node:fs'
+import { basename, dirname, resolve } from 'node:path'
+import { loadPolicy } from './load-policy.js'
+import type { Policy } from './policy.js'
+import { PolicyError } from './policy-error.js'
+import { isPresetName } from './presets.js'
+import { resolvePolicy, type EffectivePolicy, type TableIdent } from './resolve-policy.js'
+import type { PolicyIssue } from './yaml-source.js'
+
+export type ReloadResult =
+  | { readonly ok: true, readonly changed: boolean, readonly policy: Policy }
+  | { readonly ok: false, readonly error: string, readonly issues: readonly PolicyIssue[], readonly policy: Policy }
+
+export type PolicyStoreEvent =
+  | { readonly type: 'reloaded', readonly source: string }
+  | { readonly type: 'reload-failed', readonly source: string, readonly error: string, readonly issues: readonly PolicyIssue[] }
+
+export interface PolicyStoreOptions {
+  /** Quiet period after the last file event before reloading (editors write in bursts). Default 200 ms. */
+  readonly debounceMs?: number
+  /** Loader, injectable for tests; default `loadPolicy`. */
+  readonly load?: (spec: string) => Policy
+}
+
+export class PolicyStore {
+  readonly #spec: string
+  readonly #load: (spec: string) => Policy
+  readonly #debounceMs: number
+  #policy: Policy
+  #loadedAt: Date
+  #lastError: string | undefined
+
+  /** Loads the policy now; throws PolicyError when it is bad (start-up must fail). */
+  constructor (spec: string | undefined, opts: PolicyStoreOptions = {}) {
+    this.#spec = spec ?? 'builtin:recommended'
+    this.#load = opts.load ?? loadPolicy
+    this.#debounceMs = opts.debounceMs ?? 200
+    this.#policy = this.#load(this.#spec)
+    this.#loadedAt = new Date()
+  }
+
+  get policy (): Policy { return this.#policy }
+  get source (): string { return this.#spec }
+  get loadedAt (): Date { return this.#loadedAt }
+  /** Why the last reload failed, until a reload succeeds. */
+  get lastError (): string | undefined { return this.#lastError }
+
+  resolve (ident: TableIdent, now?: Date): EffectivePolicy {
+    return resolvePolicy(this.#policy, ident, now)
+  }
+
+  reload (): ReloadResult {
+    try {
+      const next = this.#load(this.#spec)
+      const changed = next !== this.#policy
+      this.#policy = next
+      this.#loadedAt = new Date()
+      this.#lastError = undefined
+      return { ok: true, changed, policy: next }
+    } catch (err) {
+      const issues = err instanceof PolicyError ? err.issues : []
+      this.#lastError = (err as Error).message
+      return { ok: false, error: `Kept the previous policy: ${(err as Error).message}`, issues, policy: this.#policy }
+    }
+  }
+
+  /**
+   * Reloads when the policy file changes (debounced). Watches the directory, not the file, so
+   * editors that save by rename and Kubernetes ConfigMap symlink swaps are seen too. Presets have
+   * no file: the returned stop function is then a no-op. The caller wires SIGHUP to `reload()`.
+   */
+  watch (onEvent: (event: PolicyStoreEvent) => void): () => void {
+    if (isPresetName(this.#spec)) return () => {}
+    const file = resolve(this.#spec)
+    const dir = dirname(file)
+    const name = basename(file)
+    let timer: NodeJS.Timeout | undefined
+    const fire = (): void => {
+      timer = undefined
+      const r = this.reload()
+      if (r.ok) onEvent({ type: 'reloaded', source: this.#spec })
+      else onEvent({ type: 'reload-failed', source: this.#spec, error: r.error, issues: r.issues })
+    }
+    let watcher: FSWatcher | undefined = fsWatch(dir, { persistent: false }, (_event, changed) => {
+      // Contract files live next to the policy; a change to any YAML there may matter.
+      if (changed !== null && changed !== name && !/\.ya?ml$/i.test(changed) && changed !== '..data') return
+      if (timer) clearTimeout(timer)
+      timer = setTimeout(fire, this.#debounceMs)
+      timer.unref()
+    })
+    return () => {
+      if (timer) clearTimeout(timer)
+      watcher?.close()
+      watcher = undefined
+    }
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * Wire form of a rule finding (`src/rules/rule.ts` `Finding`): kebab-case keys, the rule id from
+ * the catalogue, and a link to the rule's documentation.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+import type { Finding } from '../rules/rule.js'
+import { ruleCatalogue } from '../rules/index.js'
+import { ruleDocLink } from '../gate/gate-answers.js'
+import { ref } from './ref.js'
+
+/** Every rule id iceguard can report; the OpenAPI enum is generated from the rule catalogue. */
+export const RuleIdSchema = Type.Unsafe<string>({
+  $id: 'RuleId',
+  type: 'string',
+  enum: ruleCatalogue().map(r => r.id),
+  description: 'A rule id, stable forever (UPPER_SNAKE, subject then predicate).'
+})
+
+export const SeveritySchema = Type.Union([Type.Literal('error'), Type.Literal('warn')], { $id: 'Severity' })
+
+export const FindingSchema = Type.Object({
+  rule: ref(RuleIdSchema),
+  severity: ref(SeveritySchema),
+  message: Type.String({ description: 'Stands alone: `Cannot <verb> <subject>: <detail>`.' }),
+  'field-id': Type.Optional(Type.Integer()),
+  path: Type.Optional(Type.String({ description: 'Dotted path of the field concerned.' })),
+  'old-type': Type.Optional(Type.String()),
+  'new-type': Type.Optional(Type.String()),
+  explanation: Type.Optional(Type.String({ description: 'Why this matters and what to do instead.' })),
+  doc: Type.String({ description: 'Where the rule is documented.' })
+}, { $id: 'Finding', additionalProperties: false })
+
+export type WireFinding = Static<typeof FindingSchema>
+
+/** Domain finding → wire finding. */
+export function findingToWire (f: Finding): WireFinding {
+  const out: WireFinding = { rule: f.rule, severity: f.severity, message: f.message, doc: ruleDocLink(f.rule) }
+  if (f.fieldId !== undefined) out['field-id'] = f.fieldId
+  if (f.path !== undefined) out.path = f.path
+  if (f.oldType !== undefined) out['old-type'] = f.oldType
+  if (f.newType !== undefined) out['new-type'] = f.newType
+  if (f.explanation !== undefined) out.explanation = f.explanation
+  return out
+}

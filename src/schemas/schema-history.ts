@@ -1,0 +1,118 @@
+/**
+ * `GET /admin/v1/namespaces/{ns}/tables/{table}/schemas`: every schema of a table with its diff
+ * from the one before, and the lineage of every field id. A field's id is its identity and its
+ * name a label (spec "Schema Evolution"), so lineage follows ids: the names an id carried, the
+ * schema that introduced it and the one that dropped it. Names that dropped columns left behind
+ * are the ones a later add can silently reuse (the drop-then-add trap).
+ */
+import { Type, type Static } from '@sinclair/typebox'
+import { diffSchemas } from '../diff/schema-diff.js'
+import { summarizeChanges } from '../diff/summary.js'
+import { schemaToJson, typeToString } from '../iceberg/print.js'
+import { indexSchema } from '../iceberg/schema-index.js'
+import type { Schema, TableMetadata } from '../iceberg/types.js'
+import { changeToWire, SchemaChangeSchema } from './change.js'
+import { SchemaJsonSchema, TableIdentifierSchema, type TableIdentifier } from './iceberg-rest.js'
+import { ref } from './ref.js'
+
+export const SchemaVersionSchema = Type.Object({
+  'schema-id': Type.Integer(),
+  'previous-schema-id': Type.Optional(Type.Integer({ description: 'The schema before this one in the table\'s list; absent for the first.' })),
+  current: Type.Boolean({ description: 'Whether this is the table\'s current schema.' }),
+  schema: ref(SchemaJsonSchema),
+  changes: Type.Array(ref(SchemaChangeSchema), { description: 'Changes from the previous schema, by field id.' }),
+  summary: Type.String()
+}, { $id: 'SchemaVersion', additionalProperties: false })
+
+export const FieldLineageSchema = Type.Object({
+  'field-id': Type.Integer(),
+  names: Type.Array(Type.String(), { description: 'Every full path the id carried, oldest first.' }),
+  type: Type.String({ description: 'Type in the last schema that has the field.' }),
+  'added-in-schema-id': Type.Integer(),
+  'dropped-in-schema-id': Type.Optional(Type.Integer({ description: 'First schema without the field after its last appearance; absent while the last schema has it.' })),
+  'in-current-schema': Type.Boolean()
+}, { $id: 'FieldLineage', additionalProperties: false })
+
+export const DroppedNameSchema = Type.Object({
+  name: Type.String({ description: 'Full path the dropped field last had.' }),
+  'field-id': Type.Integer(),
+  'dropped-in-schema-id': Type.Integer(),
+  'reused-by-field-id': Type.Optional(Type.Integer({ description: 'A live field with another id that now carries the name.' }))
+}, { $id: 'DroppedName', additionalProperties: false })
+
+export const SchemaHistorySchema = Type.Object({
+  table: ref(TableIdentifierSchema),
+  'format-version': Type.Integer(),
+  'current-schema-id': Type.Integer(),
+  'last-column-id': Type.Integer(),
+  schemas: Type.Array(ref(SchemaVersionSchema), { description: 'In the order the table lists them (the order they were added).' }),
+  lineage: Type.Array(ref(FieldLineageSchema), { description: 'One entry per field id ever used, by id.' }),
+  'dropped-names': Type.Array(ref(DroppedNameSchema))
+}, { $id: 'SchemaHistory', additionalProperties: false })
+
+export type SchemaHistory = Static<typeof SchemaHistorySchema>
+type Lineage = Static<typeof FieldLineageSchema>
+
+/** Builds the history answer from parsed table metadata. */
+export function buildSchemaHistory (table: TableIdentifier, metadata: TableMetadata): SchemaHistory {
+  const schemas = metadata.schemas
+  const versions = schemas.map((schema, i) => {
+    const previous: Schema | undefined = i > 0 ? schemas[i - 1] : undefined
+    const changes = previous === undefined ? [] : diffSchemas(previous, schema)
+    const version: Static<typeof SchemaVersionSchema> = {
+      'schema-id': schema.schemaId ?? i,
+      current: schema.schemaId === metadata.currentSchemaId,
+      schema: schemaToJson(schema) as Static<typeof SchemaJsonSchema>,
+      changes: changes.map(changeToWire),
+      summary: previous === undefined ? 'initial schema' : summarizeChanges(changes)
+    }
+    if (previous !== undefined) version['previous-schema-id'] = previous.schemaId ?? i - 1
+    return version
+  })
+
+  const lineage = new Map<number, Lineage & { lastSeen: number }>()
+  schemas.forEach((schema, i) => {
+    const schemaId = schema.schemaId ?? i
+    for (const f of indexSchema(schema).fields) {
+      let entry = lineage.get(f.id)
+      if (entry === undefined) {
+        entry = { 'field-id': f.id, names: [], type: '', 'added-in-schema-id': schemaId, 'in-current-schema': false, lastSeen: i }
+        lineage.set(f.id, entry)
+      }
+      if (!entry.names.includes(f.path)) entry.names.push(f.path)
+      entry.type = typeToString(f.type)
+      entry.lastSeen = i
+      if (schemaId === metadata.currentSchemaId) entry['in-current-schema'] = true
+    }
+  })
+
+  const last = schemas.length - 1
+  const livePaths = new Map<string, number>()
+  const current = schemas.find(s => s.schemaId === metadata.currentSchemaId) ?? schemas[last]
+  if (current !== undefined) for (const f of indexSchema(current).fields) livePaths.set(f.path, f.id)
+
+  const droppedNames: Static<typeof DroppedNameSchema>[] = []
+  const entries = [...lineage.values()].sort((a, b) => a['field-id'] - b['field-id'])
+  const out: Lineage[] = entries.map(({ lastSeen, ...entry }) => {
+    if (lastSeen < last) {
+      const droppedIn = schemas[lastSeen + 1]?.schemaId ?? lastSeen + 1
+      entry['dropped-in-schema-id'] = droppedIn
+      const name = entry.names[entry.names.length - 1] as string
+      const dropped: Static<typeof DroppedNameSchema> = { name, 'field-id': entry['field-id'], 'dropped-in-schema-id': droppedIn }
+      const reuser = livePaths.get(name)
+      if (reuser !== undefined && reuser !== entry['field-id']) dropped['reused-by-field-id'] = reuser
+      droppedNames.push(dropped)
+    }
+    return entry
+  })
+
+  return {
+    table,
+    'format-version': metadata.formatVersion,
+    'current-schema-id': metadata.currentSchemaId,
+    'last-column-id': metadata.lastColumnId,
+    schemas: versions,
+    lineage: out,
+    'dropped-names': droppedNames
+  }
+}

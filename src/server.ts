@@ -1,0 +1,91 @@
+/**
+ * Process entry: configuration → (embedded catalog when no upstream is set) → app → listen,
+ * with a graceful close on SIGINT/SIGTERM.
+ */
+import { pathToFileURL } from 'node:url'
+import closeWithGrace from 'close-with-grace'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from './app.js'
+import { startEmbeddedCatalog } from './catalog/index.js'
+import { ConfigError, loadConfig, usage, wantsHelp, withUpstreamUrl, type Config } from './config.js'
+import { PolicyError } from './policy/policy-error.js'
+
+export interface Running {
+  readonly app: FastifyInstance
+  readonly config: Config
+  /** The address iceguard listens on. */
+  readonly url: string
+}
+
+/**
+ * Starts iceguard as `npm start` does. Returns undefined (and sets `process.exitCode`) for
+ * `--help` or a bad configuration.
+ */
+export async function main (argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env,
+  options: { handleSignals?: boolean } = {}): Promise<Running | undefined> {
+  if (wantsHelp(argv)) {
+    process.stdout.write(`${usage()}\n`)
+    return undefined
+  }
+  let config: Config
+  try {
+    config = loadConfig(argv, env)
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err
+    process.stderr.write(`iceguard: ${err.message}\n`)
+    process.exitCode = 2
+    return undefined
+  }
+
+  let embedded: Awaited<ReturnType<typeof startEmbeddedCatalog>> | undefined
+  if (config.upstreamUrl === undefined) {
+    embedded = await startEmbeddedCatalog({
+      host: '127.0.0.1',
+      port: 0,
+      ...(config.memory ? { memory: true } : {}),
+      ...(config.warehouse === undefined ? {} : { warehouse: config.warehouse })
+    })
+    config = withUpstreamUrl(config, embedded.url)
+  }
+
+  let app: FastifyInstance
+  try {
+    app = await buildApp(config)
+  } catch (err) {
+    // A bad policy never starts the server: every problem is printed with its line and column.
+    if (!(err instanceof PolicyError)) throw err
+    await embedded?.close()
+    process.stderr.write(`iceguard: ${err.message}\n`)
+    process.exitCode = 2
+    return undefined
+  }
+  if (embedded !== undefined) {
+    const catalog = embedded
+    app.addHook('onClose', async () => { await catalog.close() })
+    app.log.info({ upstream: catalog.url, warehouse: catalog.warehouse ?? 'in memory' },
+      `no upstream configured: serving the embedded development catalog (data: ${catalog.warehouse ?? 'in memory, lost on exit'})`)
+  }
+  const address = await app.listen({ port: config.port, host: config.host })
+
+  if (options.handleSignals !== false) {
+    // SIGHUP reloads the policy, as daemons conventionally do; a bad file keeps the old policy.
+    process.on('SIGHUP', () => {
+      const result = app.policyStore.reload()
+      if (result.ok) app.log.info({ policy: app.policyStore.source }, 'policy reloaded on SIGHUP')
+      else app.log.error({ policy: app.policyStore.source, issues: result.issues }, result.error)
+    })
+    closeWithGrace({ delay: config.shutdownTimeout, skip: ['SIGHUP'] }, async ({ err }) => {
+      if (err !== undefined) app.log.error({ err }, 'shutting down after an error')
+      await app.close()
+    })
+  }
+  return { app, config, url: address }
+}
+
+const entry = process.argv[1]
+if (entry !== undefined && import.meta.url === pathToFileURL(entry).href) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`iceguard: failed to start: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`)
+    process.exit(1)
+  })
+}

@@ -1,0 +1,160 @@
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+import { run } from '../src/cli/main.js'
+import { EXIT } from '../src/cli/exit-codes.js'
+import type { CliIo } from '../src/cli/cli-io.js'
+import { verifyOverride } from '../src/policy/override-token.js'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const fx = 'test/fixtures/cli'
+
+async function cli (args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number, out: string, err: string }> {
+  let out = ''
+  let err = ''
+  const io: CliIo = { stdout: (s) => { out += s }, stderr: (s) => { err += s }, env, cwd: root }
+  const code = await run(args, io)
+  return { code, out, err }
+}
+
+const check = (request: string, ...more: string[]) =>
+  ['check', '--metadata', `${fx}/table-metadata.json`, '--request', `${fx}/${request}.json`, ...more]
+
+t.test('check: the exit code follows the verdict', async (t) => {
+  t.equal((await cli(check('add-optional-column'))).code, EXIT.OK, 'allow → 0')
+  t.equal((await cli(check('drop-column'))).code, EXIT.OK, 'warn (recommended policy) → 0')
+  t.equal((await cli(check('narrow-type'))).code, EXIT.DENY, 'deny → 1')
+  t.equal((await cli(check('stale-base'))).code, EXIT.CONFLICT, 'conflict → 2')
+  t.equal((await cli(check('drop-column', '--table', 'db.orders', '--policy', `${fx}/policy.yaml`))).code, EXIT.DENY, 'the policy makes the drop an error')
+})
+
+t.test('check --format text names rule, field and doc', async (t) => {
+  const { out } = await cli(check('narrow-type', '--table', 'db.orders'))
+  t.match(out, /^db\.orders: deny/)
+  t.match(out, /error TYPE_PROMOTION_VALID quantity, id 3: Cannot change column type/)
+  t.match(out, /see docs\/rules\.md#type_promotion_valid/)
+  t.match(out, /retyped\s+3 quantity: int -> string/)
+})
+
+t.test('check --format json is the admin validate answer, 64-bit ids intact', async (t) => {
+  const { out, code } = await cli(check('add-optional-column', '--format', 'json'))
+  t.equal(code, EXIT.OK)
+  const body = JSON.parse(out)
+  t.equal(body.verdict, 'allow')
+  t.same(body.table, { namespace: ['db'], name: 'orders' }, 'table from the request identifier')
+  t.equal(body.changes[0].kind, 'field-added')
+  t.equal(body.changes[0]['field-id'], 4)
+  t.same(body.findings, [])
+
+  const deny = JSON.parse((await cli(check('narrow-type', '--format', 'json'))).out)
+  t.equal(deny.verdict, 'deny')
+  t.match(deny.findings[0], { rule: 'TYPE_PROMOTION_VALID', severity: 'error', 'field-id': 3, path: 'quantity', 'old-type': 'int', 'new-type': 'string' })
+})
+
+t.test('check --format junit: one failing case per error, valid XML shape', async (t) => {
+  const deny = (await cli(check('drop-column', '--table', 'db.orders', '--policy', `${fx}/policy.yaml`, '--format', 'junit'))).out
+  t.match(deny, /^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="iceguard" tests="2" failures="2" errors="0">/)
+  t.match(deny, /<testcase classname="db\.orders" name="COLUMN_NO_DROP customer, id 2">\s*<failure message="Cannot drop column customer/)
+  t.equal((deny.match(/<failure /g) ?? []).length, 2)
+  const allow = (await cli(check('add-optional-column', '--format', 'junit'))).out
+  t.match(allow, /tests="1" failures="0"/)
+  t.match(allow, /<testcase classname="db\.orders" name="schema change is allowed"\/>/)
+  const warn = (await cli(check('drop-column', '--format', 'junit'))).out
+  t.match(warn, /failures="0"/)
+  t.match(warn, /<system-out>warning: Cannot drop column customer/)
+})
+
+t.test('check --format github: workflow commands with escaped properties', async (t) => {
+  const { out } = await cli(check('narrow-type', '--table', 'db.orders', '--format', 'github'))
+  const lines = out.trim().split('\n')
+  t.match(lines[0], /^::error file=test\/fixtures\/cli\/narrow-type\.json,title=TYPE_PROMOTION_VALID \(db\.orders quantity\)::Cannot change column type/)
+  t.match(lines.at(-1), /^::notice title=iceguard%3A deny::/, 'a colon in a property is escaped')
+  const warn = (await cli(check('drop-column', '--format', 'github'))).out
+  t.match(warn, /^::warning file=.*title=COLUMN_NO_DROP/m)
+  const conflict = (await cli(check('stale-base', '--format', 'github'))).out
+  t.match(conflict, /^::error file=.*title=conflict \(default\.table\)::assert-current-schema-id: Requirement failed/m)
+})
+
+t.test('check: usage and input errors exit 3 with a message', async (t) => {
+  const cases: Array<[string[], RegExp]> = [
+    [['check', '--request', `${fx}/narrow-type.json`], /needs --metadata/],
+    [check('narrow-type', '--format', 'xml'), /Invalid --format "xml"/],
+    [check('missing'), /Cannot read request test\/fixtures\/cli\/missing\.json: ENOENT/],
+    [['check', '--metadata', `${fx}/narrow-type.json`, '--request', `${fx}/narrow-type.json`], /Cannot read table metadata/],
+    [check('narrow-type', '--bogus'), /bogus/],
+    [check('narrow-type', '--policy', `${fx}/invalid-policy.yaml`), /enforse/],
+    [check('narrow-type', '--table', 'orders'), /Invalid table "orders"/],
+    [['frobnicate'], /Unknown command "frobnicate"/]
+  ]
+  for (const [args, message] of cases) {
+    const r = await cli(args)
+    t.equal(r.code, EXIT.USAGE, args.join(' '))
+    t.match(r.err, message)
+  }
+})
+
+t.test('diff: by field id, text and json', async (t) => {
+  const text = await cli(['diff', `${fx}/schema-before.json`, `${fx}/schema-after.json`])
+  t.equal(text.code, EXIT.OK)
+  t.match(text.out, /renamed\s+2 customer -> buyer/)
+  t.notMatch(text.out, /dropped/, 'a rename is never a drop')
+  const json = JSON.parse((await cli(['diff', `${fx}/schema-before.json`, `${fx}/schema-after.json`, '--format', 'json'])).out)
+  t.same(json.changes.map((c: { kind: string }) => c.kind).sort(), ['field-added', 'field-renamed', 'type-changed'])
+  t.equal(json['from-schema-id'], 0)
+  t.equal(json['to-schema-id'], 1)
+  const same = await cli(['diff', `${fx}/table-metadata.json`, `${fx}/schema-before.json`])
+  t.equal(same.out, 'no changes\n', 'table metadata stands for its current schema')
+  t.equal((await cli(['diff', `${fx}/schema-before.json`])).code, EXIT.USAGE)
+})
+
+t.test('policy validate: 0 valid, 1 invalid with line and column, 3 unreadable', async (t) => {
+  const ok = await cli(['policy', 'validate', `${fx}/policy.yaml`])
+  t.equal(ok.code, EXIT.OK)
+  t.match(ok.out, /valid \(4 scopes/)
+  const bad = await cli(['policy', 'validate', `${fx}/invalid-policy.yaml`])
+  t.equal(bad.code, EXIT.DENY)
+  t.match(bad.err, /invalid-policy\.yaml:2:7: mode/)
+  t.match(bad.err, /did you mean COLUMN_NO_DROP/)
+  t.equal((await cli(['policy', 'validate', `${fx}/nope.yaml`])).code, EXIT.USAGE)
+  t.equal((await cli(['policy', 'check'])).code, EXIT.USAGE)
+})
+
+t.test('override: a token the gate verifies; no secret is a usage error', async (t) => {
+  const secret = 'a-test-secret-of-enough-length'
+  const r = await cli(['override', '--table', 'db.orders', '--rule', 'COLUMN_NO_DROP', '--ttl', '1h', '--reason', 'incident 42'], { ICEGUARD_OVERRIDE_SECRET: secret })
+  t.equal(r.code, EXIT.OK)
+  const verified = verifyOverride(r.out.trim(), { table: 'db.orders', secret })
+  t.ok(verified.ok, 'verifies with the same secret')
+  if (verified.ok) {
+    t.same(verified.rules, ['COLUMN_NO_DROP'])
+    t.equal(verified.expiresAt.getTime() - verified.issuedAt.getTime(), 3600_000)
+  }
+  const noSecret = await cli(['override', '--table', 'db.orders', '--rule', 'COLUMN_NO_DROP', '--ttl', '1h', '--reason', 'x'])
+  t.equal(noSecret.code, EXIT.USAGE)
+  t.match(noSecret.err, /ICEGUARD_OVERRIDE_SECRET/)
+  const badTtl = await cli(['override', '--table', 'db.orders', '--rule', 'COLUMN_NO_DROP', '--ttl', 'soon', '--reason', 'x'], { ICEGUARD_OVERRIDE_SECRET: secret })
+  t.equal(badTtl.code, EXIT.USAGE)
+  t.match(badTtl.err, /Invalid ttl "soon"/)
+})
+
+t.test('help: top level and per command', async (t) => {
+  const top = await cli(['--help'])
+  t.equal(top.code, EXIT.OK)
+  t.match(top.out, /Exit codes: 0 allow\/warn/)
+  t.equal((await cli([])).code, EXIT.USAGE, 'no command is a usage error')
+  const help = await cli(['check', '--help'])
+  t.match(help.out, /--format\s+text \(default\), json/)
+})
+
+t.test('the bin runs as a process and exits with the verdict', async (t) => {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...check('narrow-type', '--format', 'json')], { cwd: root, encoding: 'utf8' })
+  t.equal(r.status, EXIT.DENY, r.stderr)
+  t.equal(JSON.parse(r.stdout).verdict, 'deny')
+})
+
+t.test('serve is the server entry: --help prints its options', async (t) => {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--help'], { cwd: root, encoding: 'utf8' })
+  t.equal(r.status, 0, r.stderr)
+  t.match(r.stdout, /--upstream <value>/)
+  t.match(r.stdout, /ICEGUARD_ADMIN_TOKEN/)
+})

@@ -1,0 +1,63 @@
+/**
+ * A tiny upstream for proxy tests: records every request exactly as it arrived (raw headers,
+ * body bytes) and answers with whatever the test's responder says.
+ */
+import http, { type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Test } from 'tap'
+
+export interface RecordedRequest {
+  readonly method: string
+  readonly url: string
+  readonly headers: http.IncomingHttpHeaders
+  readonly rawHeaders: string[]
+  readonly body: Buffer
+}
+
+export type Responder = (req: RecordedRequest, res: ServerResponse) => void
+
+export interface RecordingUpstream {
+  readonly url: string
+  readonly requests: RecordedRequest[]
+  respond (fn: Responder): void
+  close (): Promise<void>
+}
+
+export const jsonResponder = (status: number, body: unknown, headers: Record<string, string> = {}): Responder => (_req, res) => {
+  const text = typeof body === 'string' ? body : JSON.stringify(body)
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers })
+  res.end(text)
+}
+
+export async function startRecordingUpstream (t: Test, responder: Responder = jsonResponder(200, {})): Promise<RecordingUpstream> {
+  const requests: RecordedRequest[] = []
+  let current = responder
+  const server = http.createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      const recorded: RecordedRequest = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        rawHeaders: req.rawHeaders,
+        body: Buffer.concat(chunks)
+      }
+      requests.push(recorded)
+      current(recorded, res)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  const close = async (): Promise<void> => {
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+  t.teardown(close)
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    respond (fn) { current = fn },
+    close
+  }
+}
