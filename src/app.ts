@@ -9,7 +9,8 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Config } from './config.js'
 import { answerClientError } from './http/client-error.js'
 import { createFrontDoor } from './http/front-door.js'
-import errorHandler from './plugins/error-handler.js'
+import errorHandler, { sendGateError } from './plugins/error-handler.js'
+import { ERRORS, GateError } from './errors.js'
 import swaggerPlugin from './plugins/swagger.js'
 import upstreamPlugin from './plugins/upstream.js'
 import gatePlugin from './plugins/gate.js'
@@ -65,6 +66,10 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     bodyLimit: config.bodyLimit,
     // Oversized headers and broken framing: an ErrorModel, and no log line holding the raw request.
     clientErrorHandler: answerClientError,
+    // Targets the router cannot decode (`/%zz`) or over-long parameters: answered as ErrorModels too.
+    frameworkErrors: (err, _request, reply) => {
+      void sendGateError(reply, new GateError(ERRORS.BAD_REQUEST, `Malformed request target: ${err.message}`))
+    },
     // The gate reads commit bodies itself; Fastify's default of 1 MiB would be the wrong limit.
     serverFactory: (handler) => {
       const server = http.createServer({ keepAliveTimeout: config.keepAliveTimeout }, createFrontDoor({
@@ -80,7 +85,14 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     }
   })
   // Requests that arrive on open connections once closing has begun get a retryable 503 ErrorModel.
-  app.addHook('preClose', async () => { closing = true })
+  // A connection busy when closing began turns idle once its answer is sent, and Node would keep it
+  // (and so the close) open for the whole keep-alive timeout: idle connections are closed as they appear.
+  let drain: NodeJS.Timeout | undefined
+  app.addHook('preClose', async () => {
+    closing = true
+    drain = setInterval(() => app?.server.closeIdleConnections(), 100).unref()
+  })
+  app.addHook('onClose', async () => { clearInterval(drain) })
   await app.register(upstreamPlugin, { config, upstream })
   await app.register(errorHandler, { bodyLimit: config.bodyLimit })
   // One policy store for the gate and the admin API, so an admin reload is what the gate enforces.

@@ -54,8 +54,8 @@ export function mapKeyIds (index: SchemaIndex): ReadonlySet<number> {
   if (hit !== undefined) return hit
   const ids = new Set<number>()
   for (const f of index.fields) {
-    const parent = f.parentId === undefined ? undefined : index.byId.get(f.parentId)
-    if ((f.name === 'key' && f.field === undefined && parent?.type.kind === 'map') || (f.parentId !== undefined && ids.has(f.parentId))) ids.add(f.id)
+    if (f.parentId === undefined) continue
+    if (ids.has(f.parentId) || (f.field === undefined && f.name === 'key' && index.byId.get(f.parentId)?.type.kind === 'map')) ids.add(f.id)
   }
   keyCache.set(index, ids)
   return ids
