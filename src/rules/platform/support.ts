@@ -76,7 +76,7 @@ export function nameKey (path: string, caseSensitive: boolean): string {
 
 /** Why re-adding a name is a trap; shared by DROP_THEN_ADD_SAME_NAME and DROPPED_NAME_REUSED. */
 export function nameReuseExplanation (name: string, newId: number, oldId: number): string {
-  return `This is not a rename. Iceberg identifies a column by its field id, not its name: the new ${name} (id ${newId}) ` +
+  return `Why it is not a rename: Iceberg identifies a column by its field id, not its name, and the new ${name} (id ${newId}) ` +
     `is a different column from the old ${name} (id ${oldId}). The new column is empty (null) for every row written ` +
     `before it was added; the old values stay with the dropped id and no reader will show them under ${name}. ` +
     `Readers and jobs that resolve columns by name silently switch to the empty column. ` +
