@@ -57,13 +57,22 @@ async function errorHandler (app: FastifyInstance, opts: { bodyLimit: number }):
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0] ?? '/'
     const allowed = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH']
-      .filter((method) => method !== request.method && app.hasRoute({ method, url: path }))
+      .filter((method) => method !== request.method && hasRoute(app, method, path))
     if (allowed.length > 0) {
       return sendGateError(reply.header('allow', allowed.join(', ')),
         new GateError(ERRORS.METHOD_NOT_ALLOWED, `Method ${request.method} is not allowed on ${path} (allowed: ${allowed.join(', ')})`))
     }
     return sendGateError(reply, new GateError(ERRORS.NOT_FOUND, `No route for ${request.method} ${path}`))
   })
+}
+
+/** `hasRoute` parses its url as a route pattern and throws on some (a `*` mid-path): no match, then. */
+function hasRoute (app: FastifyInstance, method: string, url: string): boolean {
+  try {
+    return app.hasRoute({ method: method as 'GET', url })
+  } catch {
+    return false
+  }
 }
 
 export default fp(errorHandler, { name: 'iceguard-error-handler', fastify: '5.x' })
