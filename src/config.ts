@@ -32,6 +32,8 @@ export interface Config {
   /** Seconds sent in `Retry-After` when the upstream cannot be reached. */
   readonly retryAfter: number
   readonly bodyLimit: number
+  /** Largest upstream answer iceguard reads whole (config, base loads, gated commits); streamed answers have no limit. */
+  readonly upstreamMaxResponse: number
   readonly logLevel: LogLevel
   /** Embedded catalog: warehouse folder (undefined: the catalog's default). */
   readonly warehouse: string | undefined
@@ -69,6 +71,7 @@ export const DEFAULTS = {
   shutdownTimeout: 10_000,
   retryAfter: 1,
   bodyLimit: 10 * 1024 * 1024,
+  upstreamMaxResponse: 256 * 1024 * 1024,
   logLevel: 'info' as LogLevel,
   assertions: 'inject' as AssertionMode
 } as const
@@ -89,6 +92,7 @@ export const OPTIONS: Readonly<Record<string, OptionSpec>> = {
   'upstream-headers-timeout': { env: 'ICEGUARD_UPSTREAM_HEADERS_TIMEOUT', type: 'string', help: `ms to wait for upstream response headers (default ${DEFAULTS.upstreamHeadersTimeout})` },
   'upstream-body-timeout': { env: 'ICEGUARD_UPSTREAM_BODY_TIMEOUT', type: 'string', help: `ms of silence allowed while reading an upstream body (default ${DEFAULTS.upstreamBodyTimeout})` },
   'upstream-connections': { env: 'ICEGUARD_UPSTREAM_CONNECTIONS', type: 'string', help: `max keep-alive connections to the upstream (default ${DEFAULTS.upstreamConnections})` },
+  'upstream-max-response': { env: 'ICEGUARD_UPSTREAM_MAX_RESPONSE', type: 'string', help: 'largest upstream answer read whole: config, base loads, gated commits (default 256MiB)' },
   'upstream-keep-alive-timeout': { env: 'ICEGUARD_UPSTREAM_KEEP_ALIVE_TIMEOUT', type: 'string', help: `ms an idle upstream connection is kept for reuse (default ${DEFAULTS.upstreamKeepAliveTimeout})` },
   'keep-alive-timeout': { env: 'ICEGUARD_KEEP_ALIVE_TIMEOUT', type: 'string', help: `ms an idle client connection is kept open; keep it above the load balancer's idle timeout (default ${DEFAULTS.keepAliveTimeout})` },
   'shutdown-timeout': { env: 'ICEGUARD_SHUTDOWN_TIMEOUT', type: 'string', help: `ms in-flight requests get to finish after SIGTERM before the process exits anyway (default ${DEFAULTS.shutdownTimeout})` },
@@ -159,6 +163,12 @@ export function loadConfig (argv: readonly string[] = [], env: NodeJS.ProcessEnv
     problems.push(`--body-limit/ICEGUARD_BODY_LIMIT: "${bodyLimitText}" is not a size such as 1048576, 512KiB or 10MiB`)
   }
 
+  const maxResponseText = str('upstream-max-response')
+  const upstreamMaxResponse = maxResponseText === undefined ? DEFAULTS.upstreamMaxResponse : parseBytes(maxResponseText)
+  if (upstreamMaxResponse === undefined || upstreamMaxResponse < 1024) {
+    problems.push(`--upstream-max-response/ICEGUARD_UPSTREAM_MAX_RESPONSE: "${maxResponseText}" is not a size of at least 1KiB such as 64MiB`)
+  }
+
   const config: Config = {
     port,
     host,
@@ -175,6 +185,7 @@ export function loadConfig (argv: readonly string[] = [], env: NodeJS.ProcessEnv
     shutdownTimeout: int(problems, 'shutdown-timeout', str('shutdown-timeout'), DEFAULTS.shutdownTimeout, 1, 3_600_000),
     retryAfter: int(problems, 'retry-after', str('retry-after'), DEFAULTS.retryAfter, 0, 86_400),
     bodyLimit: bodyLimit ?? DEFAULTS.bodyLimit,
+    upstreamMaxResponse: upstreamMaxResponse ?? DEFAULTS.upstreamMaxResponse,
     logLevel: logLevel as LogLevel,
     warehouse: str('warehouse'),
     memory: bool('memory'),

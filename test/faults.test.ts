@@ -106,8 +106,8 @@ async function world (t: Test): Promise<World> {
   return { catalogUrl: catalog.url, meta, schemaCommit: JSON.stringify(clientShapes.java(meta, s, 'db', 't')) }
 }
 
-async function proxyOn (t: Test, upstream: string): Promise<RunningProxy> {
-  return await startProxy(t, { upstream, policy: 'builtin:spec', ...TIMEOUTS })
+async function proxyOn (t: Test, upstream: string, flags: Record<string, string> = {}): Promise<RunningProxy> {
+  return await startProxy(t, { upstream, policy: 'builtin:spec', ...TIMEOUTS, ...flags })
 }
 
 /** Closes the proxy and checks that the fault upstream sees no connection left from it. */
@@ -328,6 +328,24 @@ t.test('upstream faults', async t => {
     up.use(req => req.method === 'GET' ? { kind: 'huge', bytes: 4 * 1024 * 1024 } : { kind: 'pass' })
     expectUnavailable(t, await call(proxy.url + TABLE_PATH, { method: 'POST', body: w.schemaCommit }), 'huge base load')
     t.equal(up.count('POST'), 2)
+    await closesClean(t, proxy, up)
+  })
+
+  t.test('an upstream answer above --upstream-max-response is never buffered', async t => {
+    const up = await startFaultUpstream(t, { target: w.catalogUrl })
+    const proxy = await proxyOn(t, up.url, { 'upstream-max-response': '64KiB' })
+    up.use(req => req.method === 'GET' ? { kind: 'huge', bytes: 1024 * 1024 } : { kind: 'pass' })
+    // The gate reads the base load whole: an oversized one is unusable, and nothing is forwarded.
+    expectUnavailable(t, await call(proxy.url + TABLE_PATH, { method: 'POST', body: w.schemaCommit }), 'oversized base load')
+    t.equal(up.count('POST'), 0, 'nothing forwarded')
+    // /v1/config is read whole too (to remove overrides.uri): a bad response, not a hang or a crash.
+    const config = await call(proxy.url + '/v1/config')
+    t.equal(config.status, 502, 'config: 502')
+    t.equal(errorOf(config).type, 'BadGatewayException')
+    // Pass-through reads are streamed and not limited.
+    const read = await call(proxy.url + TABLE_PATH)
+    t.equal(read.status, 200)
+    t.ok(read.body.length >= 1024 * 1024, 'streamed reads are not capped')
     await closesClean(t, proxy, up)
   })
 

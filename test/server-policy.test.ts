@@ -6,7 +6,11 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { IcebergRestCatalog } from 'iceberg-js'
 import t from 'tap'
+import { request } from 'undici'
+import { startCatalog, startProxy } from './helpers/index.js'
+import { clientShapes, cloneSchema, createFixtureTable, loadMeta, postJson, posts, startInterposer } from './helpers/gate-fixtures.js'
 
 const root = new URL('..', import.meta.url).pathname
 
@@ -88,4 +92,44 @@ t.test('SIGHUP and file changes reload the policy; a bad reload keeps the last g
   child.kill('SIGTERM')
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve))
   t.equal(code, 0)
+})
+
+t.test('a reload never drops or re-judges a commit already in flight', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'iceguard-policy-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const file = join(dir, 'policy.yaml')
+  writeFileSync(file, 'version: 1\nmode: enforce\n')
+  const catalog = await startCatalog(t)
+  const ice = new IcebergRestCatalog({ baseUrl: catalog.url })
+  await ice.createNamespace({ namespace: ['db'] })
+  await createFixtureTable(ice, 't', 2)
+  // The hop holds the commit's POST after the gate has judged it, until one more GET goes by.
+  const hop = await startInterposer(t, catalog.url, { holdPostsUntilGets: 2 })
+  const proxy = await startProxy(t, { upstream: hop.url, policy: file, env: { ICEGUARD_ADMIN_TOKEN: 'admin-token-for-tests' } })
+  let meta = await loadMeta(catalog.url, 'db', 't')
+  catalog.clearRequests()
+  const addColumn = (name: string): unknown => {
+    const schema = cloneSchema(meta)
+    schema.fields.push({ id: meta['last-column-id'] + 1, name, required: false, type: 'string', doc: 'added in a test' })
+    return clientShapes.java(meta, schema, 'db', 't')
+  }
+
+  hop.arm()
+  const inFlight = postJson(`${proxy.url}/v1/namespaces/db/tables/t`, addColumn('note'))
+  // Wait until the gate's base load has gone by (the commit is judged and on its way), then freeze.
+  while (!hop.seen.some(r => r.method === 'GET')) await new Promise(resolve => setTimeout(resolve, 10))
+  writeFileSync(file, 'version: 1\nmode: freeze\n')
+  const reload = await postJson(`${proxy.url}/admin/v1/policy/reload`, '', { authorization: 'Bearer admin-token-for-tests' })
+  t.equal(reload.status, 200, 'the reload is taken while the commit waits')
+  await request(`${proxy.url}/v1/namespaces/db/tables/t`).then(async res => await res.body.text())
+
+  const first = await inFlight
+  t.equal(first.status, 200, 'the in-flight commit completes under the policy that judged it')
+  t.equal(posts(catalog).length, 1, 'and reached the catalog once')
+
+  meta = await loadMeta(catalog.url, 'db', 't')
+  const second = await postJson(`${proxy.url}/v1/namespaces/db/tables/t`, addColumn('later'))
+  t.equal(second.status, 400, 'the next commit is judged by the reloaded policy')
+  t.match((second.json as { error: { message: string } }).error.message, /TABLE_FROZEN/)
+  t.equal(posts(catalog).length, 1, 'and never reaches the catalog')
 })

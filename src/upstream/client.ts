@@ -51,12 +51,20 @@ function flatHeaders (headers: UpstreamRequest['headers']): string[] {
   return forwardRequestHeaders(flat, undefined, true)
 }
 
-export function createUpstreamClient (dispatcher: Dispatcher, options: { basePath: string, retryAfter: number }): UpstreamClient {
+export interface UpstreamClientOptions {
+  readonly basePath: string
+  readonly retryAfter: number
+  /** An answer larger than this is abandoned as a bad response: a broken or hostile upstream cannot exhaust memory. */
+  readonly maxResponseBytes?: number
+}
+
+export function createUpstreamClient (dispatcher: Dispatcher, options: UpstreamClientOptions): UpstreamClient {
+  const maxResponseBytes = options.maxResponseBytes ?? Number.POSITIVE_INFINITY
   return {
     request (req: UpstreamRequest): Promise<UpstreamResponse> {
       return new Promise((resolve, reject) => {
         const handler = new CollectHandler(resolve, reject, req.commit === true, options.retryAfter,
-          req.body === undefined && (req.method === 'GET' || req.method === 'HEAD'))
+          req.body === undefined && (req.method === 'GET' || req.method === 'HEAD'), maxResponseBytes)
         handler.run = () => {
           try {
             dispatcher.dispatch({
@@ -81,6 +89,9 @@ class CollectHandler implements Dispatcher.DispatchHandler {
   readonly #commit: boolean
   readonly #retryAfter: number
   readonly #retryable: boolean
+  readonly #maxBytes: number
+  #abort: ((err: Error) => void) | undefined
+  #received = 0
   run: () => void = () => {}
   sent = false
   retried = false
@@ -88,16 +99,18 @@ class CollectHandler implements Dispatcher.DispatchHandler {
   rawHeaders: Buffer[] = []
   chunks: Buffer[] = []
 
-  constructor (resolve: (res: UpstreamResponse) => void, reject: (err: Error) => void, commit: boolean, retryAfter: number, retryable: boolean) {
+  constructor (resolve: (res: UpstreamResponse) => void, reject: (err: Error) => void, commit: boolean, retryAfter: number, retryable: boolean, maxBytes: number) {
     this.#resolve = resolve
     this.#reject = reject
     this.#commit = commit
     this.#retryAfter = retryAfter
     this.#retryable = retryable
+    this.#maxBytes = maxBytes
   }
 
-  onConnect (): void {
+  onConnect (abort: (err: Error) => void): void {
     this.sent = true
+    this.#abort = abort
   }
 
   onHeaders (statusCode: number, rawHeaders: Buffer[]): boolean {
@@ -108,6 +121,12 @@ class CollectHandler implements Dispatcher.DispatchHandler {
   }
 
   onData (chunk: Buffer): boolean {
+    this.#received += chunk.length
+    if (this.#received > this.#maxBytes) {
+      this.chunks = []
+      this.#abort?.(Object.assign(new Error(`answer larger than ${this.#maxBytes} bytes`), { code: 'ICEGUARD_RESPONSE_TOO_LARGE' }))
+      return false
+    }
     this.chunks.push(chunk)
     return true
   }
@@ -126,6 +145,7 @@ class CollectHandler implements Dispatcher.DispatchHandler {
       this.retried = true
       this.sent = false
       this.chunks = []
+      this.#received = 0
       this.run()
       return
     }

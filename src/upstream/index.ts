@@ -29,7 +29,7 @@ export interface UpstreamOptions {
 
 type UpstreamConfig = Pick<Config, 'upstreamOrigin' | 'upstreamBasePath' | 'upstreamConnectTimeout' |
 'upstreamHeadersTimeout' | 'upstreamBodyTimeout' | 'upstreamConnections' | 'retryAfter'> &
-Partial<Pick<Config, 'upstreamKeepAliveTimeout'>>
+Partial<Pick<Config, 'upstreamKeepAliveTimeout' | 'upstreamMaxResponse'>>
 
 export function createUpstream (config: UpstreamConfig, options: UpstreamOptions = {}): Upstream {
   const origin = config.upstreamOrigin
@@ -45,7 +45,7 @@ export function createUpstream (config: UpstreamConfig, options: UpstreamOptions
   })
   const basePath = config.upstreamBasePath
   const forwarder = new StreamForwarder(pool, { basePath, retryAfter: config.retryAfter, onError: options.onError })
-  const client = createUpstreamClient(pool, { basePath, retryAfter: config.retryAfter })
+  const client = createUpstreamClient(pool, { basePath, retryAfter: config.retryAfter, maxResponseBytes: config.upstreamMaxResponse })
   return {
     origin,
     basePath,
