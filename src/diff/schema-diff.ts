@@ -1,7 +1,7 @@
 /**
  * Diff of two schemas, paired by field id and never by name (spec "Schema Evolution": the id is
  * the identity, the name a label). Linear in the number of fields, apart from the n log n pass
- * that finds reordered siblings.
+ * that finds reordered siblings in the structs where a position changed.
  */
 import { jsonEquals } from '../iceberg/json-values.js'
 import { indexSchema, type IndexedField, type SchemaIndex } from '../iceberg/schema-index.js'
@@ -28,8 +28,14 @@ export function diffSchemas (from: Schema, to: Schema): Change[] {
   const a = indexSchema(from)
   const b = indexSchema(to)
   const changes: Change[] = []
+  // Parents with a kept child at a new position: only their order needs the n log n look.
+  let shifted: Set<number | undefined> | undefined
+  let paired = 0
 
-  for (const f of b.fields) {
+  // Indexed loops over the fields: they run once per field, often in code not yet optimised.
+  const now = b.fields
+  for (let i = 0; i < now.length; i++) {
+    const f = now[i] as IndexedField
     if (b.byId.get(f.id) !== f) continue // a duplicate id: reported by FIELD_ID_UNIQUE, not diffable
     const old = a.byId.get(f.id)
     if (old === undefined) {
@@ -39,16 +45,25 @@ export function diffSchemas (from: Schema, to: Schema): Change[] {
       }
       continue
     }
+    paired++
+    if (old.index !== f.index && old.parentId === f.parentId) (shifted ??= new Set()).add(f.parentId)
     compareField(old, f, changes)
   }
 
-  reorders(to.struct.fields, undefined, a, b, changes)
-  for (const f of b.fields) if (f.type.kind === 'struct' && b.byId.get(f.id) === f) reorders(f.type.fields, f.id, a, b, changes)
+  if (shifted !== undefined) {
+    if (shifted.has(undefined)) reorders(to.struct.fields, undefined, a, b, changes)
+    for (const f of now) if (f.type.kind === 'struct' && shifted.has(f.id) && b.byId.get(f.id) === f) reorders(f.type.fields, f.id, a, b, changes)
+  }
 
-  for (const f of a.fields) {
-    if (b.byId.has(f.id) || a.byId.get(f.id) !== f) continue
-    if (f.parentId === undefined || b.byId.has(f.parentId)) {
-      changes.push({ kind: 'field-dropped', fieldId: f.id, path: f.path, ...(f.parentId === undefined ? {} : { parentId: f.parentId }), field: asNestedField(f) })
+  // When every id of `from` was found again in `to`, nothing was dropped.
+  if (paired < a.byId.size) {
+    const was = a.fields
+    for (let i = 0; i < was.length; i++) {
+      const f = was[i] as IndexedField
+      if (b.byId.has(f.id) || a.byId.get(f.id) !== f) continue
+      if (f.parentId === undefined || b.byId.has(f.parentId)) {
+        changes.push({ kind: 'field-dropped', fieldId: f.id, path: f.path, ...(f.parentId === undefined ? {} : { parentId: f.parentId }), field: asNestedField(f) })
+      }
     }
   }
 
@@ -96,7 +111,7 @@ function compareField (old: IndexedField, f: IndexedField, out: Change[]): void 
 /**
  * Siblings that kept their parent, in new order. Those on a longest run whose old order increases
  * stayed put; the others were moved, so a move-first of one column reports one change, not n.
- * The common case (order kept) is one pass with no allocation.
+ * Called only for parents where a kept child changed position; a drop before it is no reorder.
  */
 function reorders (fields: readonly NestedField[], parentId: number | undefined, a: SchemaIndex, b: SchemaIndex, out: Change[]): void {
   let last = -1

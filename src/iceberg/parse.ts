@@ -5,7 +5,7 @@
  * where it was found, so one response can name them all. Deep nesting is bounded (an issue, never a
  * stack overflow) and only own properties are read, so `__proto__` keys are inert.
  */
-import { isLossless, isObject, own, toInt, toLongText, type JsonObject } from './json-values.js'
+import { isLossless, isObject, own, OwnKeys, toInt, toLongText, type JsonObject } from './json-values.js'
 import type {
   IcebergType, NestedField, ParseIssue, PartitionField, PartitionSpec, PrimitiveType, Schema,
   SimplePrimitiveName, SortField, SortOrder, StructType, TableMetadata
@@ -80,166 +80,227 @@ interface ReadOptions {
   readonly duplicates: boolean
 }
 
+/** The keys of a field object: read once for every field of every schema (see OwnKeys). */
+const FIELD_KEYS = ['id', 'name', 'required', 'type', 'doc', 'initial-default', 'write-default'] as const
+
 class Reader {
   readonly seenIds = new Set<number>()
-  constructor (readonly issues: ParseIssue[], readonly opts: ReadOptions) {}
-
-  issue (at: string, message: string): void {
-    this.issues.push({ at, message })
+  /**
+   * Where the reader is: keys and array indexes below `root`. A location is rendered only for an
+   * issue, so a schema without problems costs no path strings, however wide or deep it is.
+   */
+  private readonly trail: Array<string | number> = []
+  /**
+   * `rendered[k]` is the location of the first k steps, valid for k up to `renderedUpTo`: many
+   * issues side by side deep in a schema each extend the shared prefix by a step or two instead
+   * of rendering the whole path again.
+   */
+  private readonly rendered: string[]
+  private renderedUpTo = 0
+  private readonly fieldKeys = new OwnKeys(FIELD_KEYS)
+  constructor (readonly issues: ParseIssue[], readonly opts: ReadOptions, root: string) {
+    this.rendered = [root]
   }
 
-  id (value: unknown, at: string, what: string): number | undefined {
+  /** Steps down to `step` (a key, or an index of the array at the current location). */
+  enter (step: string | number): void {
+    this.trail.push(step)
+    if (this.renderedUpTo >= this.trail.length) this.renderedUpTo = this.trail.length - 1
+  }
+
+  /** Moves to `step` beside the current one (the next index of the same array). */
+  move (step: string | number): void {
+    this.trail[this.trail.length - 1] = step
+    if (this.renderedUpTo >= this.trail.length) this.renderedUpTo = this.trail.length - 1
+  }
+
+  leave (): void {
+    this.trail.pop()
+    if (this.renderedUpTo > this.trail.length) this.renderedUpTo = this.trail.length
+  }
+
+  /** The current location, with `key` below it: `schemas[0].fields[3].type.element-id`. */
+  private at (key?: string): string {
+    let k = this.renderedUpTo
+    let at = this.rendered[k] as string
+    for (; k < this.trail.length; k++) {
+      const step = this.trail[k] as string | number
+      at += typeof step === 'number' ? `[${step}]` : `.${step}`
+      this.rendered[k + 1] = at
+    }
+    this.renderedUpTo = this.trail.length
+    return key === undefined ? at : `${at}.${key}`
+  }
+
+  /** Reports a problem at the current location (or at `key` below it). */
+  issue (key: string | undefined, message: string): void {
+    this.issues.push({ at: this.at(key), message })
+  }
+
+  id (value: unknown, key: string, what: string): number | undefined {
     const id = toInt(value)
     if (id === undefined) {
-      this.issue(at, value === undefined ? `Cannot parse ${what}: missing` : `Cannot parse ${what}: not an integer`)
+      this.issue(key, value === undefined ? `Cannot parse ${what}: missing` : `Cannot parse ${what}: not an integer`)
       return undefined
     }
     if (this.opts.duplicates) {
-      if (this.seenIds.has(id)) this.issue(at, `Invalid schema: multiple fields for id ${id}`)
+      if (this.seenIds.has(id)) this.issue(key, `Invalid schema: multiple fields for id ${id}`)
       this.seenIds.add(id)
     }
     return id
   }
 
-  bool (value: unknown, at: string, what: string): boolean | undefined {
+  bool (value: unknown, key: string, what: string): boolean | undefined {
     if (typeof value === 'boolean') return value
-    this.issue(at, value === undefined ? `Cannot parse ${what}: missing` : `Cannot parse ${what}: not a boolean`)
+    this.issue(key, value === undefined ? `Cannot parse ${what}: missing` : `Cannot parse ${what}: not a boolean`)
     return undefined
   }
 
-  type (json: unknown, at: string, depth: number): IcebergType | undefined {
+  /** Reads the type found under `key` of the current location. */
+  typeAt (key: string, json: unknown, depth: number): IcebergType | undefined {
+    this.enter(key)
+    const type = this.type(json, depth)
+    this.leave()
+    return type
+  }
+
+  type (json: unknown, depth: number): IcebergType | undefined {
     if (depth > MAX_TYPE_DEPTH) {
-      this.issue(at, `Cannot parse type: nested deeper than ${MAX_TYPE_DEPTH} levels`)
+      this.issue(undefined, `Cannot parse type: nested deeper than ${MAX_TYPE_DEPTH} levels`)
       return undefined
     }
     if (typeof json === 'string') {
       const { type, problem } = readPrimitive(json)
-      if (type === undefined) this.issue(at, `Cannot parse type: ${JSON.stringify(json)}: ${problem ?? 'unknown type'}`)
+      if (type === undefined) this.issue(undefined, `Cannot parse type: ${JSON.stringify(json)}: ${problem ?? 'unknown type'}`)
       return type
     }
     if (!isObject(json)) {
-      this.issue(at, 'Cannot parse type: expected a type string or an object')
+      this.issue(undefined, 'Cannot parse type: expected a type string or an object')
       return undefined
     }
     const kind = own(json, 'type')
-    if (kind === 'struct') return this.struct(json, at, depth)
-    if (kind === 'list') return this.list(json, at, depth)
-    if (kind === 'map') return this.map(json, at, depth)
-    this.issue(`${at}.type`, kind === undefined ? 'Cannot parse type: missing "type"' : `Cannot parse type: unknown nested type ${JSON.stringify(kind)}`)
+    if (kind === 'struct') return this.struct(json, depth)
+    if (kind === 'list') return this.list(json, depth)
+    if (kind === 'map') return this.map(json, depth)
+    this.issue('type', kind === undefined ? 'Cannot parse type: missing "type"' : `Cannot parse type: unknown nested type ${JSON.stringify(kind)}`)
     return undefined
   }
 
-  struct (json: JsonObject, at: string, depth: number): StructType | undefined {
+  struct (json: JsonObject, depth: number): StructType | undefined {
     const fields = own(json, 'fields')
     if (!Array.isArray(fields)) {
-      this.issue(`${at}.fields`, 'Cannot parse struct: "fields" must be an array')
+      this.issue('fields', 'Cannot parse struct: "fields" must be an array')
       return undefined
     }
-    const out: NestedField[] = new Array<NestedField>()
+    // Sized once: a struct that fails to parse is dropped whole, so no slot is left empty.
+    const out = new Array<NestedField>(fields.length)
     const names = this.opts.duplicates ? new Set<string>() : undefined
     let ok = true
+    this.enter('fields')
+    this.enter(0)
     for (let i = 0; i < fields.length; i++) {
-      const f = this.field(fields[i], at, i, depth)
+      this.move(i)
+      const f = this.field(fields[i], depth)
       if (f === undefined) { ok = false; continue }
       if (names !== undefined) {
-        if (names.has(f.name)) this.issue(this.fieldAt(at, i) + '.name', `Invalid schema: multiple fields named ${f.name} in one struct`)
+        if (names.has(f.name)) this.issue('name', `Invalid schema: multiple fields named ${f.name} in one struct`)
         names.add(f.name)
       }
-      out.push(f)
+      out[i] = f
     }
+    this.leave()
+    this.leave()
     return ok ? { kind: 'struct', fields: out } : undefined
   }
 
-  /** Location of a struct's i-th field; built only when there is something to report. */
-  fieldAt (structAt: string, i: number): string {
-    return `${structAt}.fields[${i}]`
-  }
-
-  field (json: unknown, structAt: string, i: number, depth: number): NestedField | undefined {
+  /** One struct field; the trail points at it. */
+  field (json: unknown, depth: number): NestedField | undefined {
     if (!isObject(json)) {
-      this.issue(this.fieldAt(structAt, i), 'Cannot parse field: expected an object')
+      this.issue(undefined, 'Cannot parse field: expected an object')
       return undefined
     }
-    const rawId = own(json, 'id')
+    const src = this.fieldKeys.of(json)
+    const rawId = src.id
     const id = toInt(rawId)
     if (id === undefined) {
-      this.issue(this.fieldAt(structAt, i) + '.id', rawId === undefined ? 'Cannot parse field id: missing' : 'Cannot parse field id: not an integer')
+      this.issue('id', rawId === undefined ? 'Cannot parse field id: missing' : 'Cannot parse field id: not an integer')
     } else if (this.opts.duplicates) {
-      if (this.seenIds.has(id)) this.issue(this.fieldAt(structAt, i) + '.id', `Invalid schema: multiple fields for id ${id}`)
+      if (this.seenIds.has(id)) this.issue('id', `Invalid schema: multiple fields for id ${id}`)
       this.seenIds.add(id)
     }
-    const rawName = own(json, 'name')
+    const rawName = src.name
     const name = typeof rawName === 'string' && rawName.length > 0 ? rawName : undefined
-    if (name === undefined) this.issue(this.fieldAt(structAt, i) + '.name', rawName === undefined ? 'Cannot parse field name: missing' : 'Cannot parse field name: must be a non-empty string')
-    const required = own(json, 'required')
-    if (typeof required !== 'boolean') this.issue(this.fieldAt(structAt, i) + '.required', required === undefined ? 'Cannot parse field required flag: missing' : 'Cannot parse field required flag: not a boolean')
-    const rawType = own(json, 'type')
+    if (name === undefined) this.issue('name', rawName === undefined ? 'Cannot parse field name: missing' : 'Cannot parse field name: must be a non-empty string')
+    const required = src.required
+    if (typeof required !== 'boolean') this.issue('required', required === undefined ? 'Cannot parse field required flag: missing' : 'Cannot parse field required flag: not a boolean')
+    const rawType = src.type
     let type: IcebergType | undefined
     if (typeof rawType === 'string') {
       const read = readPrimitive(rawType)
       type = read.type
-      if (type === undefined) this.issue(this.fieldAt(structAt, i) + '.type', `Cannot parse type: ${JSON.stringify(rawType)}: ${read.problem ?? 'unknown type'}`)
+      if (type === undefined) this.issue('type', `Cannot parse type: ${JSON.stringify(rawType)}: ${read.problem ?? 'unknown type'}`)
     } else if (rawType === undefined) {
-      this.issue(this.fieldAt(structAt, i) + '.type', 'Cannot parse field type: missing')
+      this.issue('type', 'Cannot parse field type: missing')
     } else {
-      type = this.type(rawType, this.fieldAt(structAt, i) + '.type', depth + 1)
+      type = this.typeAt('type', rawType, depth + 1)
     }
-    const doc = own(json, 'doc')
-    if (doc !== undefined && doc !== null && typeof doc !== 'string') this.issue(this.fieldAt(structAt, i) + '.doc', 'Cannot parse field doc: not a string')
+    const doc = src.doc
+    if (doc !== undefined && doc !== null && typeof doc !== 'string') this.issue('doc', 'Cannot parse field doc: not a string')
     if (id === undefined || name === undefined || typeof required !== 'boolean' || type === undefined) return undefined
     const field: { -readonly [K in keyof NestedField]: NestedField[K] } = { id, name, required, type }
     if (typeof doc === 'string') field.doc = doc
-    if (Object.hasOwn(json, 'initial-default')) field.initialDefault = json['initial-default']
-    if (Object.hasOwn(json, 'write-default')) field.writeDefault = json['write-default']
+    // JSON has no undefined, so a key that is there has a value (null included).
+    if (src['initial-default'] !== undefined) field.initialDefault = src['initial-default']
+    if (src['write-default'] !== undefined) field.writeDefault = src['write-default']
     return field
   }
 
-  list (json: JsonObject, at: string, depth: number): IcebergType | undefined {
-    const elementId = this.id(own(json, 'element-id'), `${at}.element-id`, 'list element id')
-    const elementRequired = this.bool(own(json, 'element-required'), `${at}.element-required`, 'list element-required')
+  list (json: JsonObject, depth: number): IcebergType | undefined {
+    const elementId = this.id(own(json, 'element-id'), 'element-id', 'list element id')
+    const elementRequired = this.bool(own(json, 'element-required'), 'element-required', 'list element-required')
     const raw = own(json, 'element')
     const element = raw === undefined
-      ? (this.issue(`${at}.element`, 'Cannot parse list: missing "element"'), undefined)
-      : this.type(raw, `${at}.element`, depth + 1)
+      ? (this.issue('element', 'Cannot parse list: missing "element"'), undefined)
+      : this.typeAt('element', raw, depth + 1)
     if (elementId === undefined || elementRequired === undefined || element === undefined) return undefined
     return { kind: 'list', elementId, elementRequired, element }
   }
 
-  map (json: JsonObject, at: string, depth: number): IcebergType | undefined {
-    const keyId = this.id(own(json, 'key-id'), `${at}.key-id`, 'map key id')
+  map (json: JsonObject, depth: number): IcebergType | undefined {
+    const keyId = this.id(own(json, 'key-id'), 'key-id', 'map key id')
     const rawKey = own(json, 'key')
-    const key = rawKey === undefined ? (this.issue(`${at}.key`, 'Cannot parse map: missing "key"'), undefined) : this.type(rawKey, `${at}.key`, depth + 1)
-    const valueId = this.id(own(json, 'value-id'), `${at}.value-id`, 'map value id')
-    const valueRequired = this.bool(own(json, 'value-required'), `${at}.value-required`, 'map value-required')
+    const key = rawKey === undefined ? (this.issue('key', 'Cannot parse map: missing "key"'), undefined) : this.typeAt('key', rawKey, depth + 1)
+    const valueId = this.id(own(json, 'value-id'), 'value-id', 'map value id')
+    const valueRequired = this.bool(own(json, 'value-required'), 'value-required', 'map value-required')
     const rawValue = own(json, 'value')
-    const value = rawValue === undefined ? (this.issue(`${at}.value`, 'Cannot parse map: missing "value"'), undefined) : this.type(rawValue, `${at}.value`, depth + 1)
+    const value = rawValue === undefined ? (this.issue('value', 'Cannot parse map: missing "value"'), undefined) : this.typeAt('value', rawValue, depth + 1)
     if (keyId === undefined || key === undefined || valueId === undefined || valueRequired === undefined || value === undefined) return undefined
     return { kind: 'map', keyId, key, valueId, valueRequired, value }
   }
 
-  schema (json: unknown, at: string): Schema | undefined {
+  schema (json: unknown): Schema | undefined {
     if (!isObject(json)) {
-      this.issue(at, 'Cannot parse schema: expected an object')
+      this.issue(undefined, 'Cannot parse schema: expected an object')
       return undefined
     }
     const kind = own(json, 'type')
-    if (kind !== 'struct') this.issue(`${at}.type`, kind === undefined ? 'Cannot parse schema: missing "type": "struct"' : 'Cannot parse schema: "type" must be "struct"')
+    if (kind !== 'struct') this.issue('type', kind === undefined ? 'Cannot parse schema: missing "type": "struct"' : 'Cannot parse schema: "type" must be "struct"')
     const rawSchemaId = own(json, 'schema-id')
     const schemaId = rawSchemaId === undefined ? undefined : toInt(rawSchemaId)
-    if (rawSchemaId !== undefined && schemaId === undefined) this.issue(`${at}.schema-id`, 'Cannot parse schema-id: not an integer')
+    if (rawSchemaId !== undefined && schemaId === undefined) this.issue('schema-id', 'Cannot parse schema-id: not an integer')
     const rawIdent = own(json, 'identifier-field-ids')
     const identifierFieldIds: number[] = []
     if (rawIdent !== undefined && rawIdent !== null) {
-      if (!Array.isArray(rawIdent)) this.issue(`${at}.identifier-field-ids`, 'Cannot parse identifier-field-ids: not an array')
+      if (!Array.isArray(rawIdent)) this.issue('identifier-field-ids', 'Cannot parse identifier-field-ids: not an array')
       else {
         rawIdent.forEach((v, i) => {
           const id = toInt(v)
-          if (id === undefined) this.issue(`${at}.identifier-field-ids[${i}]`, 'Cannot parse identifier field id: not an integer')
+          if (id === undefined) this.issue(`identifier-field-ids[${i}]`, 'Cannot parse identifier field id: not an integer')
           else identifierFieldIds.push(id)
         })
       }
     }
-    const struct = this.struct(json, at, 0)
+    const struct = this.struct(json, 0)
     if (struct === undefined || kind !== 'struct') return undefined
     return schemaId === undefined ? { identifierFieldIds, struct } : { schemaId, identifierFieldIds, struct }
   }
@@ -247,7 +308,7 @@ class Reader {
 
 /** Parses one type (primitive string or struct/list/map object); problems go to `issues`. */
 export function parseType (json: unknown, at: string, issues: ParseIssue[]): IcebergType | undefined {
-  return new Reader(issues, { duplicates: false }).type(json, at, 0)
+  return new Reader(issues, { duplicates: false }, at).type(json, 0)
 }
 
 /**
@@ -256,7 +317,7 @@ export function parseType (json: unknown, at: string, issues: ParseIssue[]): Ice
  */
 export function parseSchema (json: unknown, at = 'schema'): { schema?: Schema, issues: ParseIssue[] } {
   const issues: ParseIssue[] = []
-  const schema = new Reader(issues, { duplicates: true }).schema(json, at)
+  const schema = new Reader(issues, { duplicates: true }, at).schema(json)
   return issues.length === 0 && schema !== undefined ? { schema, issues } : { issues }
 }
 
@@ -266,7 +327,7 @@ export function parseSchema (json: unknown, at = 'schema'): { schema?: Schema, i
  */
 export function parseSchemaShape (json: unknown, at: string, issues: ParseIssue[]): Schema | undefined {
   const before = issues.length
-  const schema = new Reader(issues, { duplicates: false }).schema(json, at)
+  const schema = new Reader(issues, { duplicates: false }, at).schema(json)
   return issues.length === before ? schema : undefined
 }
 

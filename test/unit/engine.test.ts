@@ -153,6 +153,47 @@ t.test('indexSchema: ids, paths, parents, highest id, linear walk', async t => {
   t.ok(typeToString(type).startsWith('struct<n: struct<'))
 })
 
+t.test('indexSchema: sparse, negative and repeated ids behave as in a Map', async t => {
+  const field = (id: number, name: string): { id: number, name: string, required: boolean, type: IcebergType } => ({ id, name, required: false, type: { kind: 'int' } })
+  const sparse = indexSchema({ identifierFieldIds: [], struct: { kind: 'struct', fields: [field(2147483000, 'far'), field(-3, 'neg'), field(7, 'a'), field(7, 'again')] } })
+  t.equal(sparse.byId.get(2147483000)?.name, 'far')
+  t.equal(sparse.byId.get(-3)?.name, 'neg')
+  t.equal(sparse.byId.get(7)?.name, 'a', 'the first occurrence wins')
+  t.same(sparse.duplicateIds, [7])
+  t.equal(sparse.byId.size, 3)
+  t.same([...sparse.byId.keys()], [2147483000, -3, 7])
+  t.equal(sparse.highestId, 2147483000)
+
+  const dense = indexSchema({ identifierFieldIds: [], struct: { kind: 'struct', fields: [field(3, 'c'), { id: 1, name: 'a', required: false, type: { kind: 'struct', fields: [field(2, 'b'), field(3, 'dup')] } }] } })
+  t.same([...dense.byId.keys()], [3, 1, 2], 'iteration follows pre-order, first occurrences only')
+  t.same([...dense.byId.values()].map(v => v.name), ['c', 'a', 'b'])
+  t.same([...dense.byId].map(([k, v]) => `${k}:${v.path}`), ['3:c', '1:a', '2:a.b'])
+  const seen: number[] = []
+  dense.byId.forEach((v, k, m) => { if (m.get(k) === v) seen.push(k) })
+  t.same(seen, [3, 1, 2])
+  t.same(dense.duplicateIds, [3])
+  for (const missing of [0, 4, -1, 1.5, Number.NaN, 1e12]) t.equal(dense.byId.get(missing), undefined, `no field ${missing}`)
+  t.notOk(dense.byId.has(0))
+})
+
+t.test('parsing reads own properties only, on any prototype', async t => {
+  // A field whose keys are inherited has none of its own.
+  const inherited = Object.create({ id: 5, name: 'evil', required: true, type: 'int' }) as unknown
+  t.same(parseSchema(schemaJson([inherited])).issues.map(i => i.at), ['schema.fields[0].id', 'schema.fields[0].name', 'schema.fields[0].required', 'schema.fields[0].type'])
+  const bare = Object.assign(Object.create(null) as object, { id: 1, name: 'a', required: false, type: 'int', 'write-default': null })
+  t.same(schemaOf(schemaJson([bare])).struct.fields[0], { id: 1, name: 'a', required: false, type: { kind: 'int' }, writeDefault: null })
+  const proto = Object.prototype as Record<string, unknown>
+  proto.type = 'long'
+  proto.doc = 'inherited'
+  try {
+    t.same(parseSchema(schemaJson([{ id: 1, name: 'a', required: false }])).issues.map(i => i.at), ['schema.fields[0].type'])
+    t.same(schemaOf(schemaJson([f(1, 'a', 'int')])).struct.fields[0], { id: 1, name: 'a', required: false, type: { kind: 'int' } })
+  } finally {
+    delete proto.type
+    delete proto.doc
+  }
+})
+
 t.test('sameSchema (Java semantics) and sameTypeShape', async t => {
   const a = schemaOf(sample)
   t.ok(sameSchema(a, schemaOf({ ...sample, 'schema-id': 9 })), 'schema id does not matter')
@@ -351,6 +392,10 @@ t.test('diffSchemas pairs by id; summary reads well', async t => {
   t.equal(kind[0]?.kind, 'kind-changed')
   const dropStruct = diffSchemas(from, schemaOf(schemaJson([f(1, 'id', 'long', true)], [1])))
   t.same(dropStruct.map(c => c.kind === 'field-dropped' ? c.path : c.kind), ['amount', 'address', 'tags', 'm'], 'only the top-most dropped field is listed')
+  const dropFirst = diffSchemas(from, schemaOf(schemaJson([f(1, 'id', 'long', true), f(3, 'address', struct(f(5, 'city', 'string'))), f(6, 'tags', { type: 'list', 'element-id': 7, element: 'string', 'element-required': false }), f(8, 'm', { type: 'map', 'key-id': 9, key: 'string', 'value-id': 10, 'value-required': true, value: struct(f(11, 'zip', 'int')) })], [1])))
+  t.same(dropFirst.map(c => [c.kind, c.kind === 'identifier-fields-changed' ? 0 : c.fieldId]), [['field-dropped', 2], ['field-dropped', 4]], 'a drop moves later siblings up without reordering them')
+  const nested = diffSchemas(from, schemaOf(schemaJson([f(1, 'id', 'long', true), f(2, 'amount', 'decimal(10,2)'), f(3, 'address', struct(f(5, 'city', 'string'), f(4, 'zip', 'string'))), f(6, 'tags', { type: 'list', 'element-id': 7, element: 'string', 'element-required': false }), f(8, 'm', { type: 'map', 'key-id': 9, key: 'string', 'value-id': 10, 'value-required': true, value: struct(f(11, 'zip', 'int')) })], [1])))
+  t.same(nested.map(c => c.kind === 'field-reordered' ? [c.fieldId, c.oldIndex, c.newIndex] : c.kind), [[5, 1, 0]], 'a swap inside a nested struct is one reorder')
   const defaults = diffSchemas(schemaOf(schemaJson([f(1, 'a', 'int', false, { 'initial-default': 1, 'write-default': 1 })])), schemaOf(schemaJson([f(1, 'a', 'int', false, { 'initial-default': 1, 'write-default': 2 })])))
   t.same(defaults.map(c => c.kind === 'default-changed' ? [c.which, c.from, c.to] : []), [['write-default', 1, 2]])
   t.match(summarizeChanges(defaults), /~ default   1 a: write-default 1 -> 2/)

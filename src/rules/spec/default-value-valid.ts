@@ -3,7 +3,7 @@ import { typeToString } from '../../iceberg/print.js'
 import { indexSchema } from '../../iceberg/schema-index.js'
 import type { IcebergType } from '../../iceberg/types.js'
 import type { Rule, Violation } from '../rule.js'
-import { checkedSchemas, isNullDefault, schemaLabel, subject, TABLE_FLOWS } from './helpers.js'
+import { checkedSchemas, isNullDefault, schemaFacts, schemaLabel, subject, TABLE_FLOWS } from './helpers.js'
 
 /** Types whose columns "must default to null" (spec "Default values"). */
 const NULL_ONLY = new Set(['unknown', 'variant', 'geometry', 'geography'])
@@ -24,6 +24,9 @@ export const defaultValueValid: Rule = {
   check (ctx) {
     const out: Violation[] = []
     for (const schema of checkedSchemas(ctx)) {
+      // Only defaults and the null-only types (all v3-only) can be wrong here.
+      const facts = schemaFacts(schema)
+      if (!facts.v3Types && !facts.defaults) continue
       const where = schemaLabel(schema, ctx)
       for (const f of indexSchema(schema).fields) {
         if (f.type.kind === 'unknown' && f.required) {

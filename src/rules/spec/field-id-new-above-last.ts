@@ -1,4 +1,4 @@
-import { indexSchema } from '../../iceberg/schema-index.js'
+import { indexSchema, type IndexedField, type SchemaIndex } from '../../iceberg/schema-index.js'
 import type { Rule, Violation } from '../rule.js'
 import { checkedSchemas, EXISTING_TABLE_FLOWS, schemaLabel, subject } from './helpers.js'
 
@@ -19,10 +19,15 @@ export const fieldIdNewAboveLast: Rule = {
     if (ctx.base === undefined || ctx.baseSchema === undefined) return out
     const last = ctx.base.lastColumnId
     const current = indexSchema(ctx.baseSchema)
-    const history = ctx.base.schemas.map(indexSchema)
+    // Older schemas are indexed only if some id at or below last-column-id is not in the current one.
+    let history: SchemaIndex[] | undefined
     for (const schema of checkedSchemas(ctx)) {
-      for (const f of indexSchema(schema).fields) {
-        if (f.id > last || current.byId.has(f.id) || history.some(h => h.byId.has(f.id))) continue
+      const fields = indexSchema(schema).fields
+      for (let i = 0; i < fields.length; i++) {
+        const f = fields[i] as IndexedField
+        if (f.id > last || current.byId.has(f.id)) continue
+        history ??= ctx.base.schemas.map(indexSchema)
+        if (history.some(h => h.byId.has(f.id))) continue
         out.push({
           rule: 'FIELD_ID_NEW_ABOVE_LAST',
           message: `Cannot assign field id: ${subject(f.path, f.id)}${schemaLabel(schema, ctx)}: new ids must be above the table's last-column-id ${last}`,

@@ -16,7 +16,9 @@ export const fieldIdNotReserved: Rule = {
   check (ctx) {
     const out: Violation[] = []
     for (const schema of checkedSchemas(ctx)) {
-      for (const f of indexSchema(schema).fields) {
+      const index = indexSchema(schema)
+      if (index.highestId <= MAX_FIELD_ID) continue
+      for (const f of index.fields) {
         if (f.id <= MAX_FIELD_ID) continue
         out.push({
           rule: 'FIELD_ID_NOT_RESERVED',

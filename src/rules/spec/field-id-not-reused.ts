@@ -1,4 +1,5 @@
 import { indexSchema, type IndexedField } from '../../iceberg/schema-index.js'
+import type { IcebergType, NestedField } from '../../iceberg/types.js'
 import type { Rule, Violation } from '../rule.js'
 import { checkedSchemas, EXISTING_TABLE_FLOWS, schemaLabel, subject } from './helpers.js'
 
@@ -21,19 +22,33 @@ export const fieldIdNotReused: Rule = {
     const out: Violation[] = []
     if (ctx.base === undefined || ctx.baseSchema === undefined) return out
     const current = indexSchema(ctx.baseSchema)
+    // Only ids the commit uses and the current schema lacks can be reused ones: usually a few new
+    // columns. Older schemas are searched for those alone, by a walk that allocates nothing, so
+    // a table with a long history costs no index of every old schema on each commit.
+    const candidates = new Set<number>()
+    for (const schema of checkedSchemas(ctx)) {
+      const fields = indexSchema(schema).fields
+      for (let i = 0; i < fields.length; i++) {
+        const id = (fields[i] as IndexedField).id
+        if (!current.byId.has(id)) candidates.add(id)
+      }
+    }
+    if (candidates.size === 0) return out
     // Where each historical id lived, for the message: first schema that has it.
     const history = new Map<number, { path: string, schemaId?: number }>()
     for (const s of ctx.base.schemas) {
       if (s.schemaId === ctx.baseSchema.schemaId) continue
-      for (const f of indexSchema(s).fields) {
-        if (!current.byId.has(f.id) && !history.has(f.id)) history.set(f.id, { path: f.path, ...(s.schemaId === undefined ? {} : { schemaId: s.schemaId }) })
-      }
+      const found = idsIn(s.struct, candidates, history)
+      if (found.length === 0) continue
+      const byId = indexSchema(s).byId
+      for (const id of found) history.set(id, { path: (byId.get(id) as IndexedField).path, ...(s.schemaId === undefined ? {} : { schemaId: s.schemaId }) })
     }
     if (history.size === 0) return out
     for (const schema of checkedSchemas(ctx)) {
       const index = indexSchema(schema)
       const isRevertTarget = ctx.flow === 'revert' && schema === ctx.proposedSchema
-      for (const f of index.fields) {
+      for (let i = 0; i < index.fields.length; i++) {
+        const f = index.fields[i] as IndexedField
         const was = history.get(f.id)
         if (was === undefined) continue
         if (isRevertTarget) {
@@ -64,4 +79,37 @@ export const fieldIdNotReused: Rule = {
 function isTopMostRestored (f: IndexedField, byId: ReadonlyMap<number, IndexedField>, history: ReadonlyMap<number, unknown>): boolean {
   if (f.parentId === undefined) return true
   return byId.has(f.parentId) && !history.has(f.parentId)
+}
+
+/** Ids of `wanted` that occur in the type tree and are not yet in `known`, each once. */
+function idsIn (root: IcebergType, wanted: ReadonlySet<number>, known: ReadonlyMap<number, unknown>): number[] {
+  const found: number[] = []
+  const seen = new Set<number>()
+  const note = (id: number): void => {
+    if (wanted.has(id) && !known.has(id) && !seen.has(id)) { seen.add(id); found.push(id) }
+  }
+  const stack: IcebergType[] = [root]
+  while (stack.length > 0) {
+    const t = stack.pop() as IcebergType
+    switch (t.kind) {
+      case 'struct':
+        for (let i = 0; i < t.fields.length; i++) {
+          const f = t.fields[i] as NestedField
+          note(f.id)
+          stack.push(f.type)
+        }
+        break
+      case 'list':
+        note(t.elementId)
+        stack.push(t.element)
+        break
+      case 'map':
+        note(t.keyId)
+        note(t.valueId)
+        stack.push(t.key, t.value)
+        break
+      default:
+    }
+  }
+  return found
 }

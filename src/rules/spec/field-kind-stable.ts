@@ -1,7 +1,7 @@
 import { typeToString } from '../../iceberg/print.js'
 import { indexSchema } from '../../iceberg/schema-index.js'
 import type { Rule, Violation } from '../rule.js'
-import { EVOLUTION_FLOWS, mapKeyIds, subject } from './helpers.js'
+import { EVOLUTION_FLOWS, mapKeyTest, subject } from './helpers.js'
 
 /**
  * A field id keeps its kind: primitive, struct, list or map (spec "Schema Evolution": "Evolving
@@ -20,10 +20,10 @@ export const fieldKindStable: Rule = {
     if (ctx.baseSchema === undefined) return out
     const base = indexSchema(ctx.baseSchema)
     const proposed = indexSchema(ctx.proposedSchema)
-    const keys = mapKeyIds(base)
+    const inKey = mapKeyTest(ctx.baseSchema)
     for (const c of ctx.changes) {
       if (c.kind === 'kind-changed') {
-        if (keys.has(c.fieldId)) continue
+        if (inKey(c.fieldId)) continue
         if (c.from.kind === 'unknown' && ctx.proposed.formatVersion >= 3) continue
         const oldType = typeToString(c.from)
         const newType = typeToString(c.to)

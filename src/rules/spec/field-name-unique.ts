@@ -1,7 +1,7 @@
 import { indexSchema } from '../../iceberg/schema-index.js'
-import type { NestedField } from '../../iceberg/types.js'
+import type { NestedField, StructType } from '../../iceberg/types.js'
 import type { Rule, Violation } from '../rule.js'
-import { ALL_FLOWS, checkedSchemas, schemaLabel } from './helpers.js'
+import { ALL_FLOWS, checkedSchemas, schemaFacts, schemaLabel } from './helpers.js'
 
 /**
  * Names are unique within a struct, and full names (`a.b`) are unique in the schema: Java's
@@ -20,15 +20,9 @@ export const fieldNameUnique: Rule = {
       const index = indexSchema(schema)
       const where = schemaLabel(schema, ctx)
       const reported = new Set<string>()
-      let dotted = false
-      const structs = [schema.struct]
-      for (const f of index.fields) {
-        if (f.type.kind === 'struct') structs.push(f.type)
-        if (!dotted && f.name.includes('.')) dotted = true
-      }
-      for (const struct of structs) {
+      const check = (struct: StructType): void => {
         const dup = duplicateName(struct.fields)
-        if (dup === undefined) continue
+        if (dup === undefined) return
         const f = index.byId.get(dup.id)
         const path = f?.path ?? dup.name
         reported.add(path)
@@ -40,8 +34,10 @@ export const fieldNameUnique: Rule = {
           explanation: 'Rename one of the fields.'
         })
       }
+      const facts = schemaFacts(schema)
+      for (const struct of facts.structs) check(struct)
       // Full names can only collide when some name itself contains a dot.
-      if (!dotted) continue
+      if (!facts.dottedNames) continue
       for (const path of index.duplicatePaths) {
         if (reported.has(path)) continue
         reported.add(path)

@@ -2,7 +2,7 @@ import { typeToString } from '../../iceberg/print.js'
 import { V3_ONLY_TYPES } from '../../iceberg/promotion.js'
 import { indexSchema } from '../../iceberg/schema-index.js'
 import type { Rule, Violation } from '../rule.js'
-import { checkedSchemas, isNullDefault, schemaLabel, subject, TABLE_FLOWS } from './helpers.js'
+import { checkedSchemas, isNullDefault, schemaFacts, schemaLabel, subject, TABLE_FLOWS } from './helpers.js'
 
 /**
  * No v3-only type (timestamp_ns, timestamptz_ns, unknown, variant, geometry, geography) and no
@@ -21,6 +21,8 @@ export const formatVersionTypes: Rule = {
     const v = ctx.proposed.formatVersion
     if (v >= 3) return out
     for (const schema of checkedSchemas(ctx)) {
+      const facts = schemaFacts(schema)
+      if (!facts.v3Types && !facts.defaults) continue
       const where = schemaLabel(schema, ctx)
       for (const f of indexSchema(schema).fields) {
         const t = f.type

@@ -2,8 +2,9 @@
  * Shared pieces of the spec rules: which flows they apply to, which schemas they look at, and how
  * a field is named in a message. Rules stay small: they judge, these helpers only look things up.
  */
-import { indexSchema, type IndexedField, type SchemaIndex } from '../../iceberg/schema-index.js'
-import type { PartitionSpec, Schema, SortOrder, TableMetadata } from '../../iceberg/types.js'
+import { indexSchema, indexType, type IndexedField, type SchemaIndex } from '../../iceberg/schema-index.js'
+import { V3_ONLY_TYPES } from '../../iceberg/promotion.js'
+import type { MapType, PartitionSpec, Schema, SortOrder, StructType, TableMetadata } from '../../iceberg/types.js'
 import type { CommitFlow, RuleContext } from '../rule.js'
 
 /** Evolution of an existing table: old data must stay readable under the new schema. */
@@ -46,19 +47,97 @@ export function * ancestors (index: SchemaIndex, f: IndexedField): Generator<Ind
   }
 }
 
-const keyCache = new WeakMap<SchemaIndex, ReadonlySet<number>>()
+/**
+ * What several rules ask of every field of a schema, gathered in one pass and cached, so that each
+ * rule can skip its own walk when there is nothing for it to find (most schemas have no default,
+ * no v3-only type and no dotted name).
+ */
+export interface SchemaFacts {
+  /** Every struct type: the root first, then in pre-order. */
+  readonly structs: readonly StructType[]
+  /** Map types, in pre-order. */
+  readonly maps: readonly MapType[]
+  /** Some field has a non-null initial-default or write-default. */
+  readonly defaults: boolean
+  /** Some field has a type that needs format version 3 (V3_ONLY_TYPES). */
+  readonly v3Types: boolean
+  /** Some name contains a dot, so two full names can collide. */
+  readonly dottedNames: boolean
+}
+
+const factsCache = new WeakMap<Schema, SchemaFacts>()
+
+export function schemaFacts (schema: Schema): SchemaFacts {
+  const hit = factsCache.get(schema)
+  if (hit !== undefined) return hit
+  const structs: StructType[] = [schema.struct]
+  const maps: MapType[] = []
+  let defaults = false
+  let v3Types = false
+  let dottedNames = false
+  const fields = indexSchema(schema).fields
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i] as IndexedField
+    const t = f.type
+    if (t.kind === 'struct') structs.push(t)
+    else if (t.kind === 'map') maps.push(t)
+    else if (t.kind !== 'list' && !v3Types && V3_ONLY_TYPES.has(t.kind)) v3Types = true
+    const nf = f.field
+    if (!defaults && nf !== undefined && (!isNullDefault(nf.initialDefault) || !isNullDefault(nf.writeDefault))) defaults = true
+    if (!dottedNames && f.name.includes('.')) dottedNames = true
+  }
+  const facts = { structs, maps, defaults, v3Types, dottedNames }
+  factsCache.set(schema, facts)
+  return facts
+}
+
+const keyCache = new WeakMap<Schema, ReadonlySet<number>>()
 
 /** Ids of map keys and of everything nested inside them (Java refuses any change there). */
-export function mapKeyIds (index: SchemaIndex): ReadonlySet<number> {
-  const hit = keyCache.get(index)
+export function mapKeyIds (schema: Schema): ReadonlySet<number> {
+  const hit = keyCache.get(schema)
   if (hit !== undefined) return hit
   const ids = new Set<number>()
-  for (const f of index.fields) {
-    if (f.parentId === undefined) continue
-    if (ids.has(f.parentId) || (f.field === undefined && f.name === 'key' && index.byId.get(f.parentId)?.type.kind === 'map')) ids.add(f.id)
+  for (const t of schemaFacts(schema).maps) {
+    ids.add(t.keyId)
+    // A struct (or list, or map) key: its fields are part of the key too.
+    if (t.key.kind === 'struct' || t.key.kind === 'list' || t.key.kind === 'map') for (const f of indexType(t.key).fields) ids.add(f.id)
   }
-  keyCache.set(index, ids)
+  keyCache.set(schema, ids)
   return ids
+}
+
+/** How many look-ups `mapKeyTest` answers by walking up before it builds the whole id set. */
+const KEY_WALKS = 64
+
+/**
+ * A test for "this id is a map key or nested inside one" in `schema`, the same answer as
+ * `mapKeyIds(schema).has(id)`. A commit usually asks about a handful of changed fields, so each
+ * question climbs from the field to the root (a few steps) instead of walking the whole schema;
+ * after many questions, or when ids repeat (the climb would see only the first occurrence), it
+ * falls back to the full set.
+ */
+export function mapKeyTest (schema: Schema): (id: number) => boolean {
+  const index = indexSchema(schema)
+  if (index.duplicateIds.length > 0 || keyCache.has(schema)) {
+    const keys = mapKeyIds(schema)
+    return id => keys.has(id)
+  }
+  let asked = 0
+  let keys: ReadonlySet<number> | undefined
+  return id => {
+    if (keys !== undefined) return keys.has(id)
+    if (++asked > KEY_WALKS) { keys = mapKeyIds(schema); return keys.has(id) }
+    let f = index.byId.get(id)
+    let guard = index.fields.length
+    while (f !== undefined && f.parentId !== undefined && guard-- > 0) {
+      const parent = index.byId.get(f.parentId)
+      if (parent === undefined) return false
+      if (parent.type.kind === 'map' && parent.type.keyId === f.id && f.index === 0 && f.field === undefined) return true
+      f = parent
+    }
+    return false
+  }
 }
 
 export function defaultSpec (m: TableMetadata): PartitionSpec | undefined {

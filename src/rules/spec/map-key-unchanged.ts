@@ -1,7 +1,7 @@
 import { typeToString } from '../../iceberg/print.js'
 import { indexSchema } from '../../iceberg/schema-index.js'
 import type { Rule, Violation } from '../rule.js'
-import { EVOLUTION_FLOWS, mapKeyIds, subject } from './helpers.js'
+import { EVOLUTION_FLOWS, mapKeyTest, subject } from './helpers.js'
 
 /**
  * A map's key never changes: not its id, not its type (not even int→long), not the fields of a
@@ -18,7 +18,7 @@ export const mapKeyUnchanged: Rule = {
     const out: Violation[] = []
     if (ctx.baseSchema === undefined) return out
     const base = indexSchema(ctx.baseSchema)
-    const keys = mapKeyIds(base)
+    const inKey = mapKeyTest(ctx.baseSchema)
     const push = (fieldId: number, path: string, detail: string, oldType?: string, newType?: string): void => {
       out.push({
         rule: 'MAP_KEY_UNCHANGED',
@@ -34,22 +34,22 @@ export const mapKeyUnchanged: Rule = {
       switch (c.kind) {
         case 'type-changed':
         case 'kind-changed':
-          if (keys.has(c.fieldId)) push(c.fieldId, c.path, `${typeToString(c.from)} -> ${typeToString(c.to)}`, typeToString(c.from), typeToString(c.to))
+          if (inKey(c.fieldId)) push(c.fieldId, c.path, `${typeToString(c.from)} -> ${typeToString(c.to)}`, typeToString(c.from), typeToString(c.to))
           break
         case 'field-renamed':
         case 'nullability-changed':
         case 'field-reordered':
-          if (keys.has(c.fieldId)) push(c.fieldId, c.path, c.kind.replace('field-', '').replace('-changed', ' changed'))
+          if (inKey(c.fieldId)) push(c.fieldId, c.path, c.kind.replace('field-', '').replace('-changed', ' changed'))
           break
         case 'field-dropped':
-          if (keys.has(c.fieldId) && !(c.field.name === 'key' && c.field.id === c.fieldId && base.byId.get(c.parentId ?? -1)?.type.kind === 'map')) {
+          if (inKey(c.fieldId) && !(c.field.name === 'key' && c.field.id === c.fieldId && base.byId.get(c.parentId ?? -1)?.type.kind === 'map')) {
             push(c.fieldId, c.path, 'field dropped from the key')
           }
           break
         case 'field-added': {
           if (c.parentId === undefined) break
           const parentBefore = base.byId.get(c.parentId)
-          if (keys.has(c.parentId)) push(c.fieldId, c.path, 'field added to the key')
+          if (inKey(c.parentId)) push(c.fieldId, c.path, 'field added to the key')
           else if (c.field.name === 'key' && c.field.id === c.fieldId && parentBefore?.type.kind === 'map') {
             push(c.fieldId, c.path, `key id ${parentBefore.type.keyId} -> ${c.fieldId}`)
           }

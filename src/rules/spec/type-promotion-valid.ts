@@ -1,9 +1,8 @@
 import { typeToString } from '../../iceberg/print.js'
 import { isPromotionAllowed } from '../../iceberg/promotion.js'
-import { indexSchema } from '../../iceberg/schema-index.js'
 import type { PrimitiveType } from '../../iceberg/types.js'
 import type { Rule, Violation } from '../rule.js'
-import { EVOLUTION_FLOWS, mapKeyIds, subject } from './helpers.js'
+import { EVOLUTION_FLOWS, mapKeyTest, subject } from './helpers.js'
 
 /**
  * A primitive changes type only by a promotion the spec allows for the table's format version
@@ -20,9 +19,9 @@ export const typePromotionValid: Rule = {
   check (ctx) {
     const out: Violation[] = []
     const v = ctx.proposed.formatVersion
-    const keys = ctx.baseSchema === undefined ? new Set<number>() : mapKeyIds(indexSchema(ctx.baseSchema))
+    const inKey = ctx.baseSchema === undefined ? () => false : mapKeyTest(ctx.baseSchema)
     for (const c of ctx.changes) {
-      if (c.kind !== 'type-changed' || keys.has(c.fieldId)) continue
+      if (c.kind !== 'type-changed' || inKey(c.fieldId)) continue
       const from = c.from as PrimitiveType
       const to = c.to as PrimitiveType
       if (isPromotionAllowed(from, to, v)) continue
