@@ -1,14 +1,17 @@
 /**
  * Builds the iceguard Fastify application from a Config.
  *
- * Fastify is created with `serverFactory` so that the front door (src/http/front-door.ts) sees each
- * raw request first and streams pass-through calls itself; Fastify handles the rest.
+ * Fastify is created with `serverFactory`. New connections meet the fast lane first
+ * (src/http/fast-lane/), which forwards pass-through calls and data-only commits itself over raw
+ * sockets and hands every other connection to the node:http server; there the front door
+ * (src/http/front-door.ts) sees each raw request and Fastify handles the rest.
  */
 import http from 'node:http'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Config } from './config.js'
 import { answerClientError } from './http/client-error.js'
 import { createFrontDoor } from './http/front-door.js'
+import { FastLane, fastLaneUnsupported } from './http/fast-lane/index.js'
 import errorHandler, { sendGateError } from './plugins/error-handler.js'
 import { ERRORS, GateError } from './errors.js'
 import swaggerPlugin from './plugins/swagger.js'
@@ -61,6 +64,28 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       app?.log.error({ code: (err as { code?: string }).code, method: req.method, url: req.url }, err.message)
     }
   })
+  // The fast lane needs the upstream as configured (an injected upstream is the tests' own) and plain HTTP.
+  const origin = config.upstreamOrigin
+  const fastLaneOff = options.upstream !== undefined ? 'an upstream connection was injected'
+    : origin === undefined ? 'no upstream' : fastLaneUnsupported(origin)
+  const fastLane = fastLaneOff !== undefined || origin === undefined
+    ? undefined
+    : new FastLane({
+      origin,
+      basePath: config.upstreamBasePath,
+      connections: config.upstreamConnections,
+      connectTimeout: config.upstreamConnectTimeout,
+      headersTimeout: config.upstreamHeadersTimeout,
+      bodyTimeout: config.upstreamBodyTimeout,
+      upstreamKeepAliveTimeout: config.upstreamKeepAliveTimeout,
+      keepAliveTimeout: config.keepAliveTimeout,
+      bodyLimit: config.bodyLimit,
+      retryAfter: config.retryAfter,
+      closing: () => closing,
+      onError (err, method, url) {
+        app?.log.error({ code: (err as { code?: string }).code, method, url }, err.message)
+      }
+    })
   app = Fastify({
     logger: options.logger ?? loggerOptions(config),
     bodyLimit: config.bodyLimit,
@@ -81,6 +106,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       }))
       // Behind a load balancer idle connections are long-lived; never cap requests per socket.
       server.maxRequestsPerSocket = 0
+      fastLane?.attach(server)
       return server
     }
   })
@@ -92,7 +118,11 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     closing = true
     drain = setInterval(() => app?.server.closeIdleConnections(), 100).unref()
   })
-  app.addHook('onClose', async () => { clearInterval(drain) })
+  app.addHook('onClose', async () => {
+    clearInterval(drain)
+    fastLane?.close()
+  })
+  if (fastLaneOff !== undefined && origin !== undefined) app.log.info({ reason: fastLaneOff }, 'fast lane off: every request goes through node:http and the front door')
   await app.register(upstreamPlugin, { config, upstream })
   await app.register(errorHandler, { bodyLimit: config.bodyLimit })
   // One policy store for the gate and the admin API, so an admin reload is what the gate enforces.

@@ -8,6 +8,7 @@
  * a key that only differs from `action` in case, or a body it cannot read sends the commit to the
  * gate, which is always correct, only slower.
  */
+import { isUtf8 } from 'node:buffer'
 
 /** Table update actions that cannot change a schema, partition spec, sort order or format version. */
 export const DATA_ACTIONS: ReadonlySet<string> = new Set([
@@ -34,7 +35,6 @@ const OPEN_BRACE = 0x7b
 const ACTION = Buffer.from('action')
 /** The gate's nesting bound (src/gate/parse-commit-body.ts DEFAULT_MAX_DEPTH). */
 const MAX_DEPTH = 256
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 
 function isWs (c: number | undefined): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
@@ -143,8 +143,12 @@ export function needsGate (raw: Buffer): boolean {
 }
 
 function isStrictJson (raw: Buffer): boolean {
+  // Strict UTF-8 first (invalid sequences and encoded surrogates fail, as with a fatal
+  // TextDecoder; a BOM never gets here, the scan wants `{` first). Buffer decoding gives a one-byte
+  // string for an ASCII body, which V8 parses about a third faster than TextDecoder's two-byte one.
+  if (!isUtf8(raw)) return false
   try {
-    JSON.parse(strictUtf8.decode(raw))
+    JSON.parse(raw.toString('utf8'))
     return true
   } catch {
     return false

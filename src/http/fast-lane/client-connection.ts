@@ -1,0 +1,622 @@
+/**
+ * One client connection in the fast lane: reads a request head, decides (as the front door does)
+ * whether the fast lane forwards it, and if so relays it to a pooled upstream socket and the answer
+ * back, one request at a time. Bytes of a pipelined next request wait in `buf` until the answer
+ * is complete.
+ *
+ * Everything the fast lane does not forward is handed to node:http with every byte not yet
+ * consumed (`socket.unshift`), and the connection stays with node:http and the front door from
+ * then on. Failures mean what they mean on the front door's path (src/upstream/stream-forward.ts):
+ * nothing sent → 503 + Retry-After; sent, no complete answer → 502/504 (CommitStateUnknown for a
+ * commit, whose answer is held until complete); answer already started → the client connection is
+ * cut. A GET or HEAD without a body is resent once when a pooled socket turns out to be dead.
+ */
+import { STATUS_CODES } from 'node:http'
+import type net from 'node:net'
+import { errorBody, renderError, upstreamError, type GateError, type UpstreamError } from '../../errors.js'
+import { forwardRequestHeaders, relayResponseHeaders } from '../../upstream/headers.js'
+import { COMMIT_HOLD_LIMIT } from '../../upstream/stream-forward.js'
+import { classifyRequest, type RouteKind } from '../classify.js'
+import { hasContentCoding, needsGate } from '../commit-scan.js'
+import { unsafePathReason } from '../path-safety.js'
+import { ChunkedScanner } from './chunked-scanner.js'
+import { parseRequestHead, type RequestHead } from './request-head.js'
+import { parseResponseHead, type Framing } from './response-head.js'
+import type { UpstreamConnection, UpstreamPool, UpstreamUser } from './upstream-pool.js'
+
+export interface FastLaneContext {
+  readonly pool: UpstreamPool
+  readonly basePath: string
+  /** Host header for the upstream. */
+  readonly upstreamHost: string
+  readonly bodyLimit: number
+  readonly maxHeadBytes: number
+  readonly keepAliveTimeout: number
+  readonly headersTimeout: number
+  readonly bodyTimeout: number
+  readonly retryAfter: number
+  readonly closing: () => boolean
+  /** Gives the socket (its unconsumed bytes already unshifted) to node:http. */
+  readonly handOver: (socket: net.Socket) => void
+  readonly onError: ((err: UpstreamError, method: string, url: string) => void) | undefined
+  /** Counts an answered request (the request counter of /metrics). */
+  readonly count: (kind: RouteKind, method: string, status: number) => void
+  /** Times an upstream round trip up to its response head. */
+  readonly observe: (method: string, status: number, seconds: number) => void
+  readonly connections: Set<ClientConnection>
+}
+
+const HEAD = 0 // waiting for (or reading) a request head; idle when `buf` is empty
+const BODY_READ = 1 // reading a commit body whole, to scan it
+const BODY_STREAM = 2 // streaming a Content-Length body to the upstream
+const AWAIT = 3 // request sent; waiting for and relaying the answer
+const DONE = 4 // closed, closing or handed over
+
+const RETRY_CODES: ReadonlySet<string> = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE'])
+/** Largest upstream response head accepted. */
+const MAX_RESPONSE_HEAD = 64 * 1024
+const HEAD_END = Buffer.from('\r\n\r\n', 'latin1')
+/** A head and a body up to this size go out as one buffer: one plain write instead of a writev. */
+const JOIN_LIMIT = 64 * 1024
+
+function joined (head: string, body: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(head.length + body.length)
+  out.write(head, 0, 'latin1')
+  body.copy(out, head.length)
+  return out
+}
+
+function codedError (message: string, code: string): Error {
+  return Object.assign(new Error(message), { code })
+}
+
+export class ClientConnection implements UpstreamUser {
+  readonly socket: net.Socket
+  readonly ctx: FastLaneContext
+  phase = HEAD
+  /** Bytes received and not yet consumed. */
+  buf: Buffer | undefined = undefined
+  /** A commit body arriving in pieces: head and body together take `needed` bytes. */
+  pending: Buffer[] = []
+  pendingBytes = 0
+  needed = 0
+
+  // The request in flight.
+  method = ''
+  target = ''
+  kind: RouteKind = 'passthrough'
+  commit = false
+  closeAfter = false
+  retryable = false
+  retried = false
+  sent = false
+  upstreamHead = ''
+  firstBody: Buffer | undefined = undefined
+  bodyRemaining = 0
+  up: UpstreamConnection | undefined = undefined
+  startedAt = 0n
+
+  // The answer in flight.
+  resBuf: Buffer | undefined = undefined
+  resHeadDone = false
+  status = 0
+  framing: Framing = 'none'
+  remaining = 0
+  reusable = false
+  keepAliveHint = -1
+  scanner: ChunkedScanner | undefined = undefined
+  /** The client has the answer's head: a failure from here on cuts the connection. */
+  started = false
+  held: { head: string, chunks: Buffer[], bytes: number } | undefined = undefined
+  /** The answer's head, not yet written. */
+  clientHead: string | undefined = undefined
+  upPaused = false
+
+  constructor (socket: net.Socket, ctx: FastLaneContext) {
+    this.socket = socket
+    this.ctx = ctx
+    ctx.connections.add(this)
+    socket.setTimeout(ctx.keepAliveTimeout)
+    socket.on('data', this.onData)
+    socket.on('end', this.onEnd)
+    socket.on('close', this.onClose)
+    socket.on('error', this.onSocketError)
+    socket.on('timeout', this.onTimeout)
+    socket.on('drain', this.onDrain)
+  }
+
+  /** Idle: between requests with nothing buffered (closed on shutdown). */
+  get idle (): boolean {
+    return this.phase === HEAD && this.buf === undefined
+  }
+
+  readonly onData = (chunk: Buffer): void => {
+    switch (this.phase) {
+      case HEAD:
+        this.buf = this.buf === undefined ? chunk : Buffer.concat([this.buf, chunk])
+        this.readHead()
+        return
+      case BODY_READ:
+        // Collected, and joined once the whole body is here (no copy per chunk).
+        this.pending.push(chunk)
+        this.pendingBytes += chunk.length
+        if ((this.buf as Buffer).length + this.pendingBytes >= this.needed) {
+          this.buf = Buffer.concat([this.buf as Buffer, ...this.pending])
+          this.pending = []
+          this.pendingBytes = 0
+          this.phase = HEAD
+          this.readHead()
+        }
+        return
+      case BODY_STREAM:
+        this.streamBody(chunk)
+        return
+      case AWAIT:
+        // A pipelined next request: kept until this answer is complete.
+        this.buf = this.buf === undefined ? chunk : Buffer.concat([this.buf, chunk])
+        this.socket.pause()
+    }
+  }
+
+  readonly onEnd = (): void => {
+    if (this.phase === HEAD || this.phase === AWAIT) {
+      // Half-closed by the client: answer what is in flight, then close.
+      this.closeAfter = true
+      if (this.phase === HEAD && this.up === undefined) this.socket.end()
+    } else if (this.phase !== DONE) {
+      // The body stopped short: the request is incomplete and must not be answered as if whole.
+      this.socket.destroy()
+    }
+  }
+
+  readonly onClose = (): void => {
+    this.phase = DONE
+    this.ctx.connections.delete(this)
+    const up = this.up
+    if (up !== undefined) {
+      // The upstream may still be sending: that socket cannot carry another request.
+      this.up = undefined
+      up.user = undefined
+      up.socket.destroy()
+    }
+  }
+
+  readonly onSocketError = (): void => { /* 'close' follows */ }
+
+  readonly onTimeout = (): void => {
+    // The client fell silent for the keep-alive timeout: between requests, mid-head or mid-body.
+    // A request waiting for its answer is the upstream timeouts' to judge.
+    if (this.phase !== AWAIT && this.phase !== DONE) this.socket.destroy()
+  }
+
+  readonly onDrain = (): void => {
+    if (this.upPaused && this.up !== undefined) {
+      this.upPaused = false
+      this.up.socket.resume()
+    }
+  }
+
+  /** Detaches from the socket and gives it, with every unconsumed byte, to node:http. */
+  handOver (): void {
+    const socket = this.socket
+    this.phase = DONE
+    this.ctx.connections.delete(this)
+    socket.removeListener('data', this.onData)
+    socket.removeListener('end', this.onEnd)
+    socket.removeListener('close', this.onClose)
+    socket.removeListener('error', this.onSocketError)
+    socket.removeListener('timeout', this.onTimeout)
+    socket.removeListener('drain', this.onDrain)
+    socket.setTimeout(0)
+    if (this.buf !== undefined) socket.unshift(this.buf)
+    this.buf = undefined
+    this.ctx.handOver(socket)
+    if (socket.isPaused()) socket.resume()
+  }
+
+  /** Answers with an ErrorModel and closes the connection (malformed or oversized requests). */
+  refuse (status: number, message: string): void {
+    this.phase = DONE
+    const body = JSON.stringify(errorBody(status, 'BadRequestException', message))
+    this.socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`, 'latin1', () => this.socket.destroy())
+  }
+
+  readHead (): void {
+    let buf = this.buf as Buffer
+    // RFC 9112 §2.2: empty lines before a request line are ignored.
+    while (buf.length >= 2 && buf[0] === 0x0d && buf[1] === 0x0a) buf = buf.subarray(2)
+    if (buf.length === 0) {
+      this.buf = undefined
+      return
+    }
+    this.buf = buf
+    const end = buf.indexOf(HEAD_END)
+    if (end === -1 || end + 4 > this.ctx.maxHeadBytes) {
+      if (buf.length > this.ctx.maxHeadBytes || end !== -1) this.refuse(431, 'Request headers are larger than this server accepts; send fewer or smaller headers')
+      return
+    }
+    const head = parseRequestHead(buf.toString('latin1', 0, end))
+    if ('bad' in head) {
+      this.refuse(400, `Malformed HTTP request: ${head.bad}`)
+      return
+    }
+    this.decide(head, end + 4)
+  }
+
+  /** The front door's choice (src/http/front-door.ts), made on the head alone where it can be. */
+  decide (h: RequestHead, headLen: number): void {
+    // node:http keeps what it handles today: HTTP/1.0, chunked or Expect/Upgrade requests, a
+    // missing or repeated Host, repeated Content-Length, and the shutdown refusal.
+    if (h.minor !== 1 || h.transferEncoding || h.special || h.hosts !== 1 || h.repeatedLength || this.ctx.closing()) return this.handOver()
+    const target = h.target
+    if (!target.startsWith('/v1/') || unsafePathReason(target) !== undefined) return this.handOver()
+    const method = h.method
+    if (method === 'GET') {
+      if (target.includes('config') && classifyRequest(method, target).kind === 'config') return this.handOver()
+      return this.forward(h, headLen, 'passthrough', undefined)
+    }
+    if (method !== 'POST') return this.forward(h, headLen, 'passthrough', undefined)
+    const kind = classifyRequest(method, target).kind
+    if (kind === 'passthrough') return this.forward(h, headLen, kind, undefined)
+    if ((kind !== 'update-table' && kind !== 'transaction') || hasContentCoding(h.contentEncoding)) return this.handOver()
+    // A commit: read whole, then scan. Empty or over the limit: the front door answers it.
+    if (h.contentLength <= 0 || h.contentLength > this.ctx.bodyLimit) return this.handOver()
+    const buf = this.buf as Buffer
+    if (buf.length < headLen + h.contentLength) {
+      this.phase = BODY_READ
+      this.needed = headLen + h.contentLength
+      return
+    }
+    const body = buf.subarray(headLen, headLen + h.contentLength)
+    // Schema-relevant (or unreadable): the gate's. The whole request goes to node:http again.
+    if (needsGate(body)) return this.handOver()
+    this.forward(h, headLen, kind, body)
+  }
+
+  forward (h: RequestHead, headLen: number, kind: RouteKind, commitBody: Buffer | undefined): void {
+    const ctx = this.ctx
+    const buf = this.buf as Buffer
+    this.method = h.method
+    this.target = h.target
+    this.kind = kind
+    this.commit = commitBody !== undefined
+    this.closeAfter = this.closeAfter || h.close
+    this.retryable = h.contentLength <= 0 && (h.method === 'GET' || h.method === 'HEAD')
+    this.retried = false
+    this.sent = false
+    const headers = forwardRequestHeaders(h.rawHeaders, { remoteAddress: this.socket.remoteAddress, encrypted: false })
+    let head = `${h.method} ${ctx.basePath}${h.target} HTTP/1.1\r\nhost: ${ctx.upstreamHost}\r\nconnection: keep-alive\r\n`
+    for (let i = 0; i < headers.length; i += 2) head += `${headers[i] as string}: ${headers[i + 1] as string}\r\n`
+    this.upstreamHead = head + '\r\n'
+
+    let used = headLen
+    if (commitBody !== undefined) {
+      this.firstBody = commitBody
+      this.bodyRemaining = 0
+      used += commitBody.length
+    } else if (h.contentLength > 0) {
+      const have = Math.min(h.contentLength, buf.length - headLen)
+      this.firstBody = have > 0 ? buf.subarray(headLen, headLen + have) : undefined
+      this.bodyRemaining = h.contentLength - have
+      used += have
+    } else {
+      this.firstBody = undefined
+      this.bodyRemaining = 0
+    }
+    this.buf = used < buf.length ? buf.subarray(used) : undefined
+    this.phase = this.bodyRemaining > 0 ? BODY_STREAM : AWAIT
+    // Nothing more is read until an upstream socket takes the request.
+    if (this.bodyRemaining > 0 || this.buf !== undefined) this.socket.pause()
+    ctx.pool.acquire(this.onAcquired)
+  }
+
+  readonly onAcquired = (err: Error | null, conn?: UpstreamConnection): void => {
+    if (this.phase === DONE) {
+      // The client left while waiting: the socket carried nothing of this request.
+      if (conn !== undefined) this.ctx.pool.release(conn, true, -1)
+      return
+    }
+    if (err !== null || conn === undefined) {
+      this.fail(err ?? new Error('no upstream connection'))
+      return
+    }
+    this.up = conn
+    conn.user = this
+    this.sent = true
+    this.resBuf = undefined
+    this.resHeadDone = false
+    this.started = false
+    this.held = undefined
+    this.upPaused = false
+    this.startedAt = process.hrtime.bigint()
+    const socket = conn.socket
+    socket.setTimeout(this.ctx.headersTimeout)
+    if (this.firstBody !== undefined && this.firstBody.length <= JOIN_LIMIT) {
+      socket.write(joined(this.upstreamHead, this.firstBody))
+      this.firstBody = undefined
+    } else if (this.firstBody !== undefined) {
+      socket.cork()
+      socket.write(this.upstreamHead, 'latin1')
+      socket.write(this.firstBody)
+      socket.uncork()
+      this.firstBody = undefined
+    } else {
+      socket.write(this.upstreamHead, 'latin1')
+    }
+    if (this.phase === BODY_STREAM) this.socket.resume()
+  }
+
+  streamBody (chunk: Buffer): void {
+    const up = this.up
+    if (up === undefined) {
+      // Not sent yet (the socket is paused until then): keep the bytes in order.
+      this.buf = this.buf === undefined ? chunk : Buffer.concat([this.buf, chunk])
+      return
+    }
+    let part = chunk
+    if (chunk.length >= this.bodyRemaining) {
+      part = chunk.subarray(0, this.bodyRemaining)
+      if (chunk.length > this.bodyRemaining) {
+        this.buf = chunk.subarray(this.bodyRemaining)
+        this.socket.pause()
+      }
+      this.bodyRemaining = 0
+      this.phase = AWAIT
+    } else {
+      this.bodyRemaining -= chunk.length
+    }
+    if (!up.socket.write(part) && this.phase === BODY_STREAM) this.socket.pause()
+  }
+
+  onUpstreamDrain (): void {
+    if (this.phase === BODY_STREAM) this.socket.resume()
+  }
+
+  onUpstreamData (chunk: Buffer): void {
+    if (this.resHeadDone) {
+      this.relayBody(chunk)
+      return
+    }
+    let buf = this.resBuf === undefined ? chunk : Buffer.concat([this.resBuf, chunk])
+    for (;;) {
+      const end = buf.indexOf(HEAD_END)
+      if (end === -1) {
+        if (buf.length > MAX_RESPONSE_HEAD) return this.fail(codedError('the upstream response head is too large', 'UND_ERR_HEADERS_OVERFLOW'))
+        this.resBuf = buf
+        return
+      }
+      const res = parseResponseHead(buf.toString('latin1', 0, end), this.method === 'HEAD')
+      if ('invalid' in res) return this.fail(codedError(`invalid upstream response: ${res.invalid}`, 'HPE_INVALID'))
+      buf = buf.subarray(end + 4)
+      if (res.status >= 200) {
+        this.resBuf = undefined
+        this.resHeadDone = true
+        this.startHead(res.status, res.rawHeaders, res.framing, res.length, res.reusable, res.keepAliveMs, buf)
+        return
+      }
+      // 1xx interim answers are not relayed (103 Early Hints); 101 is never asked for.
+      if (res.status === 101) return this.fail(codedError('the upstream switched protocols unasked', 'HPE_INVALID'))
+      if (buf.length === 0) {
+        this.resBuf = undefined
+        return
+      }
+    }
+  }
+
+  startHead (status: number, rawHeaders: string[], framing: Framing, length: number, reusable: boolean, keepAliveMs: number, rest: Buffer): void {
+    const ctx = this.ctx
+    this.status = status
+    this.framing = framing
+    this.remaining = length
+    this.reusable = reusable
+    this.keepAliveHint = keepAliveMs
+    this.scanner = framing === 'chunked' ? new ChunkedScanner() : undefined
+    ctx.observe(this.method, status, Number(process.hrtime.bigint() - this.startedAt) / 1e9)
+    if (ctx.bodyTimeout !== ctx.headersTimeout) this.up?.socket.setTimeout(ctx.bodyTimeout)
+    // A chunked or close-delimited answer must not also carry a Content-Length to the client.
+    const headers = relayResponseHeaders(rawHeaders, framing === 'chunked' || framing === 'close')
+    let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\n`
+    for (let i = 0; i < headers.length; i += 2) head += `${headers[i] as string}: ${headers[i + 1] as string}\r\n`
+    // An answer read until the upstream closes is re-framed as chunked for the kept-alive client.
+    if (framing === 'chunked' || framing === 'close') head += 'transfer-encoding: chunked\r\n'
+    this.closeAfter = this.closeAfter || ctx.closing()
+    head += this.closeAfter ? 'connection: close\r\n\r\n' : `connection: keep-alive\r\nkeep-alive: timeout=${Math.floor(ctx.keepAliveTimeout / 1000)}\r\n\r\n`
+    if (this.commit) {
+      this.held = { head, chunks: [], bytes: 0 }
+    } else {
+      // Written with the first body bytes when they came along (see `out`).
+      this.started = true
+      this.clientHead = head
+    }
+    if (framing === 'none') {
+      if (rest.length > 0) this.reusable = false
+      this.complete()
+      return
+    }
+    if (rest.length > 0) this.relayBody(rest)
+    this.flushHead()
+  }
+
+  /** Writes the answer's head if it is still waiting for body bytes to go with. */
+  flushHead (): void {
+    const head = this.clientHead
+    if (head === undefined) return
+    this.clientHead = undefined
+    this.socket.write(head, 'latin1')
+  }
+
+  relayBody (chunk: Buffer): void {
+    switch (this.framing) {
+      case 'length':
+        if (chunk.length >= this.remaining) {
+          // Bytes past the announced length: that upstream connection is out of step.
+          if (chunk.length > this.remaining) this.reusable = false
+          this.out(chunk.length === this.remaining ? chunk : chunk.subarray(0, this.remaining))
+          this.remaining = 0
+          this.complete()
+          return
+        }
+        this.remaining -= chunk.length
+        this.out(chunk)
+        return
+      case 'chunked': {
+        const end = (this.scanner as ChunkedScanner).scan(chunk)
+        if (end === -2) return this.fail(codedError('invalid chunked encoding from the upstream', 'HPE_INVALID_CHUNK_SIZE'))
+        if (end === -1) {
+          this.out(chunk)
+          return
+        }
+        if (end < chunk.length) this.reusable = false
+        this.out(end === chunk.length ? chunk : chunk.subarray(0, end))
+        this.complete()
+        return
+      }
+      case 'close':
+        if (chunk.length === 0) return
+        if (this.held !== undefined) {
+          this.out(Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`, 'latin1'), chunk, Buffer.from('\r\n', 'latin1')]))
+          return
+        }
+        this.flushHead()
+        this.socket.write(`${chunk.length.toString(16)}\r\n`, 'latin1')
+        this.out(chunk)
+        this.socket.write('\r\n', 'latin1')
+        return
+      default:
+        this.reusable = false
+    }
+  }
+
+  /** Answer bytes for the client: held for a commit, else written with back-pressure. */
+  out (chunk: Buffer): void {
+    const held = this.held
+    if (held !== undefined) {
+      held.chunks.push(chunk)
+      held.bytes += chunk.length
+      if (held.bytes <= COMMIT_HOLD_LIMIT) return
+      // Too large to hold: stream the rest (a break-off from here on cuts the connection).
+      this.held = undefined
+      this.started = true
+      this.socket.write(held.head, 'latin1')
+      chunk = Buffer.concat(held.chunks, held.bytes)
+    }
+    const head = this.clientHead
+    let ok: boolean
+    if (head !== undefined && chunk.length <= JOIN_LIMIT) {
+      this.clientHead = undefined
+      ok = this.socket.write(joined(head, chunk))
+    } else {
+      this.flushHead()
+      ok = this.socket.write(chunk)
+    }
+    if (!ok && this.up !== undefined && !this.upPaused) {
+      this.upPaused = true
+      this.up.socket.pause()
+    }
+  }
+
+  onUpstreamEnd (): void {
+    if (this.resHeadDone && this.framing === 'close') {
+      // The answer ran to the close: end the re-framed chunked body.
+      if (this.held !== undefined) this.out(Buffer.from('0\r\n\r\n', 'latin1'))
+      else {
+        this.flushHead()
+        this.socket.write('0\r\n\r\n', 'latin1')
+      }
+      this.reusable = false
+      this.complete()
+      return
+    }
+    this.fail(codedError('the upstream closed the connection before the answer was complete', 'UND_ERR_SOCKET'))
+  }
+
+  onUpstreamError (err: Error): void {
+    this.up = undefined
+    this.fail(err)
+  }
+
+  onUpstreamTimeout (): void {
+    // A paused upstream waits for the client to read, not the other way round.
+    if (this.upPaused) return
+    this.fail(this.resHeadDone
+      ? codedError('the upstream stopped sending the answer body', 'UND_ERR_BODY_TIMEOUT')
+      : codedError('the upstream did not send answer headers in time', 'UND_ERR_HEADERS_TIMEOUT'))
+  }
+
+  /** The answer is complete: release the upstream socket, then serve the next request or close. */
+  complete (): void {
+    const ctx = this.ctx
+    const held = this.held
+    if (held !== undefined) {
+      this.held = undefined
+      const body = held.chunks.length === 1 ? held.chunks[0] as Buffer : Buffer.concat(held.chunks, held.bytes)
+      if (body.length <= JOIN_LIMIT) this.socket.write(joined(held.head, body))
+      else {
+        this.socket.write(held.head, 'latin1')
+        this.socket.write(body)
+      }
+    }
+    // Before anything else can write to this socket (the next request, or node:http after a handover).
+    this.flushHead()
+    ctx.count(this.kind, this.method, this.status)
+    const up = this.up
+    this.up = undefined
+    if (up !== undefined) {
+      // Paused for a slow client: it is fully read now, and must read again once reused.
+      if (this.upPaused) up.socket.resume()
+      ctx.pool.release(up, this.reusable && this.bodyRemaining === 0, this.keepAliveHint)
+    }
+    this.upPaused = false
+    this.resHeadDone = false
+    this.started = false
+    // A request body the upstream did not wait for is still arriving: the connection cannot continue.
+    if (this.phase === BODY_STREAM) this.closeAfter = true
+    if (this.closeAfter || ctx.closing()) {
+      this.phase = DONE
+      this.socket.destroySoon()
+      return
+    }
+    this.phase = HEAD
+    if (this.buf !== undefined) this.readHead()
+    if (this.phase === HEAD && this.socket.isPaused()) this.socket.resume()
+  }
+
+  fail (err: Error): void {
+    const up = this.up
+    this.up = undefined
+    if (up !== undefined) {
+      up.user = undefined
+      up.socket.destroy()
+    }
+    if (this.phase === DONE) return
+    const code = (err as { code?: string }).code
+    if (this.retryable && !this.retried && this.sent && !this.resHeadDone && this.resBuf === undefined && code !== undefined && RETRY_CODES.has(code)) {
+      // The upstream closed a pooled keep-alive connection as we wrote to it: resend once.
+      this.retried = true
+      this.sent = false
+      this.ctx.pool.acquire(this.onAcquired)
+      return
+    }
+    const mapped = upstreamError(err, this.sent, this.commit, this.ctx.retryAfter)
+    this.ctx.onError?.(mapped, this.method, this.target)
+    this.phase = DONE
+    if (this.started) {
+      // Part of the answer is already with the client: cutting the connection is the only honest signal.
+      this.socket.destroy()
+      return
+    }
+    this.held = undefined
+    this.clientHead = undefined
+    this.answerError(mapped)
+  }
+
+  answerError (err: GateError): void {
+    const out = renderError(err)
+    let head = `HTTP/1.1 ${out.statusCode} ${STATUS_CODES[out.statusCode] ?? ''}\r\n`
+    for (const [name, value] of Object.entries(out.headers)) if (name !== 'connection') head += `${name}: ${value}\r\n`
+    this.ctx.count(this.kind, this.method, out.statusCode)
+    // The connection is not reused after a failed exchange: part of a request body may be unread.
+    this.socket.end(`${head}connection: close\r\n\r\n${out.body}`, 'utf8', () => this.socket.destroy())
+  }
+}

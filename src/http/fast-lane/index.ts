@@ -1,0 +1,136 @@
+/**
+ * The fast lane: iceguard's listening socket feeds connections here first, not to node:http.
+ *
+ * Why: on small requests a `node:http` server with an undici client spends most of its CPU in
+ * Node's per-request machinery (IncomingMessage, ServerResponse, undici's request objects and
+ * parser callbacks), several times what nginx spends. Pass-through calls and data-only commits
+ * need none of it: their heads are read and rewritten here, bodies are relayed as bytes over
+ * pooled keep-alive upstream sockets. Every other request (GET /v1/config, gated writes, admin,
+ * operations, docs, anything unusual) hands its connection to the node:http server Fastify runs
+ * on, which keeps it from then on, so those paths are exactly what they were. See
+ * docs/performance.md for the figures.
+ *
+ * Only a plain-HTTP upstream is supported; with an https upstream the fast lane stays off and
+ * node:http with the front door serves everything, as before.
+ */
+import type http from 'node:http'
+import { maxHeaderSize } from 'node:http'
+import type net from 'node:net'
+import type { RouteKind } from '../classify.js'
+import type { UpstreamError } from '../../errors.js'
+import { metrics, type IceguardMetrics } from '../../metrics/iceguard-metrics.js'
+import type { BoundCounter, BoundHistogram } from '../../metrics/registry.js'
+import { ClientConnection, type FastLaneContext } from './client-connection.js'
+import { UpstreamPool } from './upstream-pool.js'
+
+export interface FastLaneOptions {
+  /** Upstream origin (`http://host:port`). */
+  readonly origin: string
+  readonly basePath: string
+  readonly connections: number
+  readonly connectTimeout: number
+  readonly headersTimeout: number
+  readonly bodyTimeout: number
+  readonly upstreamKeepAliveTimeout: number
+  /** Client connections' idle timeout (ms). */
+  readonly keepAliveTimeout: number
+  readonly bodyLimit: number
+  readonly retryAfter: number
+  /** True once the server is closing. */
+  readonly closing: () => boolean
+  /** Called for failures worth a log line (never per successful request). */
+  readonly onError?: (err: UpstreamError, method: string, url: string) => void
+  readonly metrics?: IceguardMetrics
+}
+
+/** Why the fast lane cannot serve this upstream, or undefined when it can. */
+export function fastLaneUnsupported (origin: string): string | undefined {
+  const url = new URL(origin)
+  if (url.protocol !== 'http:') return `the upstream is ${url.protocol.slice(0, -1)}; the fast lane speaks plain HTTP only`
+  return undefined
+}
+
+export class FastLane {
+  readonly #pool: UpstreamPool
+  readonly #ctx: FastLaneContext
+  readonly #connections = new Set<ClientConnection>()
+
+  constructor (opts: FastLaneOptions) {
+    const url = new URL(opts.origin)
+    const m = opts.metrics ?? metrics
+    this.#pool = new UpstreamPool({
+      host: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+      port: url.port === '' ? 80 : Number(url.port),
+      connections: opts.connections,
+      connectTimeout: opts.connectTimeout,
+      keepAliveTimeout: opts.upstreamKeepAliveTimeout
+    })
+    // One bound series per label set seen (few: operation kinds, methods, statuses), as routes/ops.ts does.
+    const counters = new Map<string, BoundCounter>()
+    const timers = new Map<string, BoundHistogram>()
+    this.#ctx = {
+      pool: this.#pool,
+      basePath: opts.basePath,
+      upstreamHost: url.host,
+      bodyLimit: opts.bodyLimit,
+      maxHeadBytes: maxHeaderSize,
+      keepAliveTimeout: opts.keepAliveTimeout,
+      headersTimeout: opts.headersTimeout,
+      bodyTimeout: opts.bodyTimeout,
+      retryAfter: opts.retryAfter,
+      closing: opts.closing,
+      handOver: () => { throw new Error('the fast lane is not attached to a server') },
+      onError: opts.onError,
+      count (kind: RouteKind, method: string, status: number): void {
+        const key = `${status} ${method} ${kind}`
+        let bound = counters.get(key)
+        if (bound === undefined) {
+          bound = m.requests.labels({ route: `iceberg:${kind}`, method, status: String(status) })
+          counters.set(key, bound)
+        }
+        bound.inc()
+      },
+      observe (method: string, status: number, seconds: number): void {
+        const key = `${status} ${method}`
+        let bound = timers.get(key)
+        if (bound === undefined) {
+          bound = m.upstreamLatency.labels({ method, status: String(status) })
+          timers.set(key, bound)
+        }
+        bound.observe(seconds)
+      },
+      connections: this.#connections
+    }
+  }
+
+  /**
+   * Takes over `server`'s new connections. node:http's own connection listener is kept and called
+   * for the connections handed over (equivalent to `server.emit('connection', socket)` on a server
+   * that would not route it back here). `closeIdleConnections` closes idle fast-lane connections too.
+   */
+  attach (server: http.Server): void {
+    const listeners = server.listeners('connection') as Array<(socket: net.Socket) => void>
+    const httpConnection = listeners[0]
+    if (listeners.length !== 1 || httpConnection === undefined) throw new Error('expected node:http\'s connection listener alone')
+    server.removeListener('connection', httpConnection)
+    const ctx = this.#ctx as { handOver: FastLaneContext['handOver'] }
+    ctx.handOver = (socket) => { httpConnection.call(server, socket) }
+    server.on('connection', (socket: net.Socket) => { new ClientConnection(socket, this.#ctx) }) // eslint-disable-line no-new
+    const closeIdle = server.closeIdleConnections.bind(server)
+    server.closeIdleConnections = () => {
+      closeIdle()
+      this.closeIdle()
+    }
+  }
+
+  /** Closes fast-lane connections between requests (shutdown). */
+  closeIdle (): void {
+    for (const conn of this.#connections) if (conn.idle) conn.socket.destroy()
+  }
+
+  /** Closes the upstream pool: idle sockets now, busy ones when their exchange ends. */
+  close (): void {
+    this.closeIdle()
+    this.#pool.close()
+  }
+}

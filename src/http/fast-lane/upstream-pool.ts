@@ -1,0 +1,160 @@
+/**
+ * Keep-alive TCP connections to a plain-HTTP upstream, one request at a time on each (no
+ * pipelining: a reset could otherwise replay a POST), at most `connections` of them; callers
+ * wait in order when all are busy. Each socket gets its listeners once; events go to whichever
+ * exchange holds the socket (`user`), so a request adds and removes no listeners.
+ *
+ * Idle sockets are closed after the configured keep-alive timeout, or one second before the
+ * upstream's own `Keep-Alive: timeout=N` hint, so a request is never written to a socket the
+ * upstream is about to close (what undici does too).
+ */
+import net from 'node:net'
+
+/** The exchange currently using an upstream socket. */
+export interface UpstreamUser {
+  onUpstreamData (chunk: Buffer): void
+  /** The upstream half-closed (FIN). */
+  onUpstreamEnd (): void
+  /** The socket failed or closed while in use. */
+  onUpstreamError (err: Error): void
+  /** No traffic for the timeout the user set on the socket. */
+  onUpstreamTimeout (): void
+  onUpstreamDrain (): void
+}
+
+export interface UpstreamPoolOptions {
+  readonly host: string
+  readonly port: number
+  readonly connections: number
+  readonly connectTimeout: number
+  readonly keepAliveTimeout: number
+}
+
+export type Acquired = (err: Error | null, conn?: UpstreamConnection) => void
+
+/** Margin kept before the upstream's advertised keep-alive timeout. */
+const KEEP_ALIVE_MARGIN = 1000
+
+function codedError (message: string, code: string): Error {
+  return Object.assign(new Error(message), { code })
+}
+
+export class UpstreamConnection {
+  readonly socket: net.Socket
+  user: UpstreamUser | undefined = undefined
+  connected = false
+  ended = false
+  error: Error | undefined = undefined
+  /** Set while connecting. */
+  onReady: Acquired | undefined
+
+  constructor (socket: net.Socket, onReady: Acquired) {
+    this.socket = socket
+    this.onReady = onReady
+  }
+}
+
+export class UpstreamPool {
+  readonly #opts: UpstreamPoolOptions
+  readonly #idle: UpstreamConnection[] = []
+  readonly #waiting: Acquired[] = []
+  readonly #all = new Set<UpstreamConnection>()
+  #closed = false
+
+  constructor (opts: UpstreamPoolOptions) {
+    this.#opts = opts
+  }
+
+  acquire (cb: Acquired): void {
+    if (this.#closed) {
+      cb(codedError('the upstream connection pool is closed', 'UND_ERR_CLOSED'))
+      return
+    }
+    const idle = this.#idle
+    while (idle.length > 0) {
+      const conn = idle.pop() as UpstreamConnection
+      if (conn.ended || conn.socket.destroyed || !conn.socket.writable) {
+        conn.socket.destroy()
+        continue
+      }
+      cb(null, conn)
+      return
+    }
+    if (this.#all.size < this.#opts.connections) this.#connect(cb)
+    else this.#waiting.push(cb)
+  }
+
+  /** Returns a socket after a complete exchange; `reusable` false closes it. */
+  release (conn: UpstreamConnection, reusable: boolean, keepAliveHintMs: number): void {
+    conn.user = undefined
+    if (!reusable || this.#closed || conn.ended || conn.socket.destroyed) {
+      conn.socket.destroy()
+      return
+    }
+    const next = this.#waiting.shift()
+    if (next !== undefined) {
+      next(null, conn)
+      return
+    }
+    const idleMs = keepAliveHintMs > 0 ? Math.min(this.#opts.keepAliveTimeout, keepAliveHintMs - KEEP_ALIVE_MARGIN) : this.#opts.keepAliveTimeout
+    if (idleMs <= 0) {
+      conn.socket.destroy()
+      return
+    }
+    conn.socket.setTimeout(idleMs)
+    this.#idle.push(conn)
+  }
+
+  /** Closes idle sockets now and busy ones when their exchange ends; waiting callers fail. */
+  close (): void {
+    this.#closed = true
+    for (const conn of this.#idle.splice(0)) conn.socket.destroy()
+    for (const cb of this.#waiting.splice(0)) cb(codedError('the upstream connection pool is closed', 'UND_ERR_CLOSED'))
+  }
+
+  #connect (cb: Acquired): void {
+    const socket = net.connect({ host: this.#opts.host, port: this.#opts.port, noDelay: true })
+    const conn = new UpstreamConnection(socket, cb)
+    this.#all.add(conn)
+    socket.setTimeout(this.#opts.connectTimeout)
+    socket.on('connect', () => {
+      conn.connected = true
+      socket.setTimeout(0)
+      const ready = conn.onReady
+      conn.onReady = undefined
+      ready?.(null, conn)
+    })
+    socket.on('data', (chunk: Buffer) => {
+      if (conn.user !== undefined) conn.user.onUpstreamData(chunk)
+      // Bytes nobody asked for on an idle connection: it cannot be trusted for the next request.
+      else socket.destroy()
+    })
+    socket.on('end', () => {
+      conn.ended = true
+      if (conn.user !== undefined) conn.user.onUpstreamEnd()
+      else socket.destroy()
+    })
+    socket.on('drain', () => { conn.user?.onUpstreamDrain() })
+    socket.on('timeout', () => {
+      if (!conn.connected) socket.destroy(codedError(`connecting to the upstream took longer than ${this.#opts.connectTimeout} ms`, 'UND_ERR_CONNECT_TIMEOUT'))
+      else if (conn.user !== undefined) conn.user.onUpstreamTimeout()
+      else socket.destroy()
+    })
+    socket.on('error', (err: Error) => { conn.error = err })
+    socket.on('close', () => {
+      this.#all.delete(conn)
+      const i = this.#idle.indexOf(conn)
+      if (i !== -1) this.#idle.splice(i, 1)
+      const err = conn.error ?? codedError('the upstream closed the connection', 'UND_ERR_SOCKET')
+      const ready = conn.onReady
+      conn.onReady = undefined
+      if (ready !== undefined) ready(err)
+      const user = conn.user
+      conn.user = undefined
+      if (user !== undefined) user.onUpstreamError(err)
+      // A slot opened up: start a connection for the next caller in line.
+      const next = this.#closed ? undefined : this.#waiting.shift()
+      if (next !== undefined) this.acquire(next)
+    })
+  }
+}
