@@ -1,7 +1,8 @@
 import t from 'tap'
 import { stringify } from 'lossless-json'
 import { parseCommitBody } from '../src/gate/parse-commit-body.js'
-import { injectRequirements, missingRequirements } from '../src/gate/inject-requirements.js'
+import { missingRequirements, type MissingRequirement } from '../src/gate/inject-requirements.js'
+import { spliceRequirements } from '../src/gate/splice-requirements.js'
 import { findingLine, rejection, warningsHeader } from '../src/gate/gate-answers.js'
 import { principalFromHeaders, fingerprint } from '../src/audit/principal.js'
 import { memoryAuditSink, pinoAuditSink } from '../src/audit/audit-log.js'
@@ -61,7 +62,7 @@ t.test('parseCommitBody', async t => {
   t.ok(quotedBraces.ok, 'brackets and escaped quotes inside strings are not structure')
 })
 
-t.test('missingRequirements and injectRequirements', async t => {
+t.test('missingRequirements and spliced requirements', async t => {
   const evaluation = { flow: 'update' as const, schemaTouched: true, changes: [], proposed: { ...base, lastColumnId: 4 } }
   const body = `{"requirements":[{"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":${BIG}}],"updates":[{"action":"add-schema","schema":{"type":"struct","fields":[]}},{"action":"set-snapshot-ref","ref-name":"main","type":"branch","snapshot-id":${BIG}}]}`
   const parsed = parseCommitBody(Buffer.from(body))
@@ -70,12 +71,10 @@ t.test('missingRequirements and injectRequirements', async t => {
   const tree = parsed.value as Record<string, unknown>
   const missing = missingRequirements(tree, base, evaluation)
   t.same(missing.map(m => [m.type, m.value]), [['assert-current-schema-id', 0], ['assert-last-assigned-field-id', 3]])
-  injectRequirements(tree, missing)
-  const out = stringify(tree) ?? ''
-  t.ok(out.includes(`"snapshot-id":${BIG}`), 'the 64-bit id keeps every digit')
+  const out = spliceRequirements(Buffer.from(body), [{ at: [], requirements: missing }]).toString()
+  t.equal(out, body.replace(`${BIG}}],`, `${BIG}},{"type":"assert-current-schema-id","current-schema-id":0},{"type":"assert-last-assigned-field-id","last-assigned-field-id":3}],`),
+    'appended to the client\'s requirements; every other byte as sent, the 64-bit id with every digit')
   t.equal(out.split(BIG).length - 1, 2)
-  t.ok(out.includes('{"type":"assert-current-schema-id","current-schema-id":0}'))
-  t.ok(out.includes('{"type":"assert-last-assigned-field-id","last-assigned-field-id":3}'))
 
   t.same(missingRequirements({ requirements: [{ type: 'ASSERT-CURRENT-SCHEMA-ID', 'current-schema-id': 0 }], updates: [{ action: 'set-current-schema', 'schema-id': 0 }] }, base,
     { ...evaluation, proposed: base }), [], 'present requirements (any case) are not added again')
@@ -268,4 +267,90 @@ t.test('gateCommit with fake dependencies', async t => {
     if (out.type === 'answer') t.match(out.answer.body.error.message, 'overrides are not enabled')
     t.equal(h.calls.loads + h.calls.forwards.length, 0)
   })
+})
+
+t.test('spliceRequirements: text spliced into the bytes as received', async t => {
+  const csid: MissingRequirement = { type: 'assert-current-schema-id', field: 'current-schema-id', value: 7, requiredOfClient: true }
+  const lcid: MissingRequirement = { type: 'assert-last-assigned-field-id', field: 'last-assigned-field-id', value: 12, requiredOfClient: true }
+  const both = [csid, lcid]
+  const added = '{"type":"assert-current-schema-id","current-schema-id":7},{"type":"assert-last-assigned-field-id","last-assigned-field-id":12}'
+  const splice = (body: string, requirements = both, at: Array<string | number> = []): string => {
+    t.ok(parseCommitBody(Buffer.from(body)).ok, 'the input is a body the gate accepts')
+    const out = spliceRequirements(Buffer.from(body), [{ at, requirements }]).toString()
+    const read = parseCommitBody(Buffer.from(out))
+    t.ok(read.ok, 'the output is valid JSON with no duplicate key')
+    return out
+  }
+
+  const snap = `{"action":"set-snapshot-ref","ref-name":"main","type":"branch","snapshot-id":${BIG}}`
+  t.equal(splice(`{"updates":[${snap}]}`), `{"requirements":[${added}],"updates":[${snap}]}`,
+    'no requirements key: one is added at the start of the object')
+  t.equal(splice(`{"requirements":[],"updates":[${snap}]}`), `{"requirements":[${added}],"updates":[${snap}]}`, 'empty array')
+  t.equal(splice(`{"requirements":[ \n ],"updates":[]}`), `{"requirements":[${added} \n ],"updates":[]}`, 'empty array with whitespace inside')
+  t.equal(splice('{}'), `{"requirements":[${added}]}`, 'empty object: no stray comma')
+  t.equal(splice('{ }'), `{"requirements":[${added}] }`)
+
+  const pretty = `{\n  "identifier" : { "namespace" : [ "db" ], "name" : "t" },\n  "requirements" : [\n    { "type" : "assert-table-uuid", "uuid" : "u" }\n  ],\n  "updates" : [ ${snap} ]\n}\n`
+  t.equal(splice(pretty), pretty.replace('"u" }', `"u" },${added}`), 'pretty-printed: after the last element, whitespace kept')
+  t.equal(splice('\t{\r\n"requirements"\t:\r\n[ {"type":"assert-table-uuid","uuid":"u"}\t]\r\n,"updates":[]}'),
+    `\t{\r\n"requirements"\t:\r\n[ {"type":"assert-table-uuid","uuid":"u"},${added}\t]\r\n,"updates":[]}`, 'tabs and CRLF')
+
+  const tricky = `{"doc":"say \\"requirements\\":[ here","updates":[{"action":"set-properties","updates":{"requirements":"[x]","k\\\\":"}"}}],"requirements":[{"type":"assert-table-uuid","uuid":"\\"]"}]}`
+  t.equal(splice(tricky), tricky.replace('"\\"]"}]}', `"\\"]"},${added}]}`),
+    'escaped quotes, "requirements" inside strings and nested objects are not the key')
+  const escapedKey = '{"requir\\u0065ments":[{"type":"assert-table-uuid","uuid":"u"}],"updates":[]}'
+  t.equal(splice(escapedKey), escapedKey.replace('"u"}]', `"u"},${added}]`), 'a key spelled with an escape is the same key')
+  t.equal(splice(`{"requirements":null,"updates":[${snap}]}`), `{"requirements":[${added}],"updates":[${snap}]}`, 'a non-array value is replaced')
+  t.equal(splice('{"requirements":[],"updates":[]}', [csid]), '{"requirements":[{"type":"assert-current-schema-id","current-schema-id":7}],"updates":[]}', 'one requirement')
+
+  const utf8 = '{"updates":[{"action":"set-properties","updates":{"naïve ✓":"日本"}}],"requirements":[]}'
+  t.same(spliceRequirements(Buffer.from(utf8), [{ at: [], requirements: [csid] }]),
+    Buffer.concat([Buffer.from(utf8.slice(0, -2)), Buffer.from('{"type":"assert-current-schema-id","current-schema-id":7}]}')]), 'byte offsets across multi-byte characters')
+
+  const tx = `{"table-changes":[{"identifier":{"namespace":["a"],"name":"x"},"requirements":[],"updates":[${snap}]},{"identifier":{"namespace":["a"],"name":"y"},"updates":[]}]}`
+  const both2 = spliceRequirements(Buffer.from(tx), [
+    { at: ['table-changes', 1], requirements: [lcid] },
+    { at: ['table-changes', 0], requirements: [csid] }
+  ]).toString()
+  t.equal(both2, tx
+    .replace('"requirements":[]', '"requirements":[{"type":"assert-current-schema-id","current-schema-id":7}]')
+    .replace('},{"identifier"', '},{"requirements":[{"type":"assert-last-assigned-field-id","last-assigned-field-id":12}],"identifier"'),
+  'a transaction: each table change gets its own, in one pass')
+  t.ok(both2.includes(`"snapshot-id":${BIG}`), 'the 64-bit id 3055729675574597004 is kept')
+
+  const same = Buffer.from('{"updates":[]}')
+  t.equal(spliceRequirements(same, [{ at: [], requirements: [] }]), same, 'nothing to add: the same buffer')
+  t.throws(() => spliceRequirements(Buffer.from('[1]'), [{ at: [], requirements: [csid] }]), /not a JSON object/)
+  t.throws(() => spliceRequirements(Buffer.from('{"table-changes":[]}'), [{ at: ['table-changes', 0], requirements: [csid] }]), /no element 0/)
+})
+
+t.test('parseCommitBody: fast reader keeps numbers exact and grammar strict', async t => {
+  const read = parseCommitBody(Buffer.from(`{"a":${BIG},"b":-${BIG},"c":1.0,"d":1e400,"e":12,"f":-0.5E-3,"g":[${BIG}]}`))
+  t.ok(read.ok)
+  if (read.ok) {
+    const v = read.value as Record<string, unknown>
+    t.equal(v.e, 12, 'a short integer is a plain number')
+    t.equal(String(v.a), BIG)
+    t.equal(String(v.b), `-${BIG}`)
+    t.equal(String(v.c), '1.0', 'a fraction keeps its text: 1.0 is not an integer')
+    t.equal(String(v.d), '1e400', 'an exponent keeps its text: not Infinity')
+    t.equal(String(v.f), '-0.5E-3')
+    t.equal(stringify(v), `{"a":${BIG},"b":-${BIG},"c":1.0,"d":1e400,"e":12,"f":-0.5E-3,"g":[${BIG}]}`)
+  }
+  for (const bad of ['{"a":1.}', '{"a":0000000000000000001}', '{"a":1-2}', '{"a":--1}', '{"a":1e}', '{"a":.5}']) {
+    const r = parseCommitBody(Buffer.from(bad))
+    t.notOk(r.ok, `${bad} is refused`)
+    if (!r.ok) t.match(r.message, /^Cannot read request body: invalid JSON: /)
+  }
+  const marker = parseCommitBody(Buffer.from(`{"s":"\\u0001${BIG}","a":${BIG},"b":1.5}`))
+  t.ok(marker.ok, 'a string holding the marker character takes the slow path')
+  if (marker.ok) t.equal(stringify(marker.value), `{"s":"\\u0001${BIG}","a":${BIG},"b":1.5}`)
+  const markerDup = parseCommitBody(Buffer.from(`{"s":"\\u0001","a":${BIG},"a":1}`))
+  t.notOk(markerDup.ok, 'duplicate keys are refused on the slow path too')
+  t.notOk(parseCommitBody(Buffer.from('{"a":{"constructor":{"prototype":1}}}')).ok, 'constructor.prototype at any depth')
+  t.ok(parseCommitBody(Buffer.from('{"constructor":1,"b":{"prototype":1}}')).ok, 'prototype under another key is data')
+  t.ok(parseCommitBody(Buffer.from('{"constructor":{"a":{"prototype":1}}}')).ok)
+  const arrays = parseCommitBody(Buffer.from('{"a":[{"k":1},{"k":2}],"b":[[{"k":1,"j":2}]]}'))
+  t.ok(arrays.ok, 'keys are tracked per object, also inside arrays')
+  t.notOk(parseCommitBody(Buffer.from('{"a":[{"k":1,"k":2}]}')).ok)
 })

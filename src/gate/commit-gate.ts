@@ -13,7 +13,6 @@
  * whose bytes left and whose answer was lost a 502/504 CommitStateUnknownException. A commit is
  * never retried here.
  */
-import { stringify } from 'lossless-json'
 import type { IncomingHttpHeaders } from 'node:http'
 import { principalFromHeaders } from '../audit/principal.js'
 import type { AuditRecord, AuditSink, AuditVerdict } from '../audit/audit-log.js'
@@ -24,11 +23,10 @@ import { evaluateCommit, evaluateCreate, type Evaluation } from './evaluate-comm
 import {
   answer, badRequest, conflict, rejection, upstreamUnavailable, warningsHeader, type GateAnswer
 } from './gate-answers.js'
-import {
-  describeRequirement, injectRequirements, missingRequirements, type AssertionsMode, type MissingRequirement
-} from './inject-requirements.js'
+import { describeRequirement, missingRequirements, type AssertionsMode, type MissingRequirement } from './inject-requirements.js'
 import { isJsonObject, parseCommitBody } from './parse-commit-body.js'
 import { checkSchemaHistory } from './schema-history-check.js'
+import { spliceRequirements, type JsonPath } from './splice-requirements.js'
 import { applyOverride, OVERRIDE_HEADER, type OverrideGrant, type OverrideVerifier } from './override.js'
 
 /** The writes the gate sees; everything else is passed through by the router. */
@@ -143,6 +141,8 @@ export function tableName (t: { readonly namespace: readonly string[], readonly 
 interface Judged {
   readonly table: TableRef
   readonly request: Record<string, unknown>
+  /** Where `request` sits in the body, for requirements spliced into it. */
+  readonly at: JsonPath
   readonly base?: TableMetadata
   readonly evaluation: Evaluation
   readonly override?: OverrideGrant
@@ -239,8 +239,8 @@ async function gateTableCommit (input: GateInput, deps: GateDeps, trail: Trail, 
 
   const loaded = await loadBases(input, deps, [{ table, request: body }])
   if ('outcome' in loaded) return finishEarly(input, deps, trail, loaded.outcome, loaded.verdict)
-  const judged = judge(deps, [{ table, request: body, base: loaded.bases[0] }], grant.grant)
-  return await decideAndForward(input, deps, trail, body, judged)
+  const judged = judge(deps, [{ table, request: body, at: [], base: loaded.bases[0] }], grant.grant)
+  return await decideAndForward(input, deps, trail, judged)
 }
 
 async function gateTransaction (input: GateInput, deps: GateDeps, trail: Trail, body: Record<string, unknown>): Promise<GateOutcome> {
@@ -248,14 +248,14 @@ async function gateTransaction (input: GateInput, deps: GateDeps, trail: Trail, 
   if (!Array.isArray(changes) || changes.length === 0) {
     return refuse(input, deps, trail, badRequest('Cannot commit transaction: table-changes must be a non-empty array'))
   }
-  const entries: Array<{ table: TableRef, request: Record<string, unknown> }> = []
+  const entries: Array<{ table: TableRef, request: Record<string, unknown>, at: JsonPath }> = []
   for (const [i, change] of changes.entries()) {
     const id = isJsonObject(change) ? readIdentifier(change.identifier) : undefined
     if (!isJsonObject(change) || id === undefined) {
       // Java CommitTransactionRequest.validate(): every change names its table.
       return refuse(input, deps, trail, badRequest(`Invalid table changes: table identifier is required (table-changes[${i}])`))
     }
-    entries.push({ table: { prefix: input.ident.prefix, ...id }, request: change })
+    entries.push({ table: { prefix: input.ident.prefix, ...id }, request: change, at: ['table-changes', i] })
   }
   trail.tables = entries.map(e => tableName(e.table))
   const grant = checkOverride(input, deps, entries.map(e => e.table))
@@ -264,7 +264,7 @@ async function gateTransaction (input: GateInput, deps: GateDeps, trail: Trail, 
   const loaded = await loadBases(input, deps, entries)
   if ('outcome' in loaded) return finishEarly(input, deps, trail, loaded.outcome, loaded.verdict)
   const judged = judge(deps, entries.map((e, i) => ({ ...e, base: loaded.bases[i] })), grant.grant)
-  return await decideAndForward(input, deps, trail, body, judged)
+  return await decideAndForward(input, deps, trail, judged)
 }
 
 async function gateCreate (input: GateInput, deps: GateDeps, trail: Trail, body: Record<string, unknown>): Promise<GateOutcome> {
@@ -277,8 +277,8 @@ async function gateCreate (input: GateInput, deps: GateDeps, trail: Trail, body:
   if ('answer' in grant) return refuse(input, deps, trail, grant.answer)
   const settings = settingsWithOverride(deps, table, grant.grant)
   const evaluation = evaluateCreate({ request: body, settings })
-  const judged: Judged[] = [{ table, request: body, evaluation, override: grant.grant, missing: [] }]
-  return await decideAndForward(input, deps, trail, body, judged)
+  const judged: Judged[] = [{ table, request: body, at: [], evaluation, override: grant.grant, missing: [] }]
+  return await decideAndForward(input, deps, trail, judged)
 }
 
 async function gateView (input: GateInput, deps: GateDeps, trail: Trail, body: Record<string, unknown>, create: boolean): Promise<GateOutcome> {
@@ -294,8 +294,8 @@ async function gateView (input: GateInput, deps: GateDeps, trail: Trail, body: R
     ? { requirements: [], updates: body.schema === undefined ? [] : [{ action: 'add-schema', schema: body.schema }] }
     : body
   const evaluation = evaluateCommit({ request, settings: deps.settingsFor(table), target: 'view' })
-  const judged: Judged[] = [{ table, request: body, evaluation, missing: [] }]
-  return await decideAndForward(input, deps, trail, body, judged)
+  const judged: Judged[] = [{ table, request: body, at: [], evaluation, missing: [] }]
+  return await decideAndForward(input, deps, trail, judged)
 }
 
 async function gateRegister (input: GateInput, deps: GateDeps, trail: Trail, body: Record<string, unknown>): Promise<GateOutcome> {
@@ -405,14 +405,14 @@ function relayLoadAnswer (load: BaseLoad): GateOutcome {
 
 function judge (
   deps: GateDeps,
-  entries: ReadonlyArray<{ table: TableRef, request: Record<string, unknown>, base?: TableMetadata }>,
+  entries: ReadonlyArray<{ table: TableRef, request: Record<string, unknown>, at: JsonPath, base?: TableMetadata }>,
   grant: OverrideGrant | undefined
 ): Judged[] {
-  return entries.map(({ table, request, base }) => {
+  return entries.map(({ table, request, at, base }) => {
     const override = grant !== undefined && grant.table === tableName(table) ? grant : undefined
     const settings = settingsWithOverride(deps, table, override)
     const evaluation = evaluateCommit({ base, request, settings, target: 'table' })
-    return { table, request, base, evaluation, override, missing: missingRequirements(request, base, evaluation) }
+    return { table, request, at, base, evaluation, override, missing: missingRequirements(request, base, evaluation) }
   })
 }
 
@@ -426,7 +426,6 @@ async function decideAndForward (
   input: GateInput,
   deps: GateDeps,
   trail: Trail,
-  body: Record<string, unknown>,
   judged: readonly Judged[]
 ): Promise<GateOutcome> {
   trail.flows = unique(judged.map(j => j.evaluation.flow))
@@ -465,12 +464,11 @@ async function decideAndForward (
   }
   let outgoing = input.rawBody
   if (missing.length > 0) {
-    // Only the requirements are added: the rest of the body is written back losslessly.
+    // Only the requirements are added, spliced into the bytes as received: nothing is re-encoded.
     for (const j of missing) {
-      injectRequirements(j.request, j.missing)
       trail.injected.push(...j.missing.map(m => judged.length > 1 ? `${tableName(j.table)}:${m.type}` : m.type))
     }
-    outgoing = Buffer.from(stringify(body) ?? '', 'utf8')
+    outgoing = spliceRequirements(input.rawBody, missing.map(j => ({ at: j.at, requirements: j.missing })))
   }
 
   const warnings = judged.flatMap(j => j.evaluation.findings

@@ -19,6 +19,8 @@
  *   replace is only asked for the requirement Java sends, or every Java CREATE OR REPLACE would fail.
  * - create, staged-create, view: never. There is no base (`assert-create` must stay the only
  *   requirement of a staged create: the reference server refuses any other).
+ *
+ * The requirements are added to the body as text (`splice-requirements.ts`), never by re-encoding it.
  */
 import type { Change } from '../diff/schema-change.js'
 import type { CommitFlow } from '../rules/rule.js'
@@ -75,16 +77,6 @@ export function missingRequirements (
     })
   }
   return missing
-}
-
-/** Appends the requirements to the commit (the lossless tree, changed in place). */
-export function injectRequirements (request: Record<string, unknown>, missing: readonly MissingRequirement[]): void {
-  if (missing.length === 0) return
-  const existing = Array.isArray(request.requirements) ? request.requirements as unknown[] : []
-  request.requirements = [
-    ...existing,
-    ...missing.map(m => ({ type: m.type, [m.field]: m.value }))
-  ]
 }
 
 /** One requirement spelled as a client would send it, for messages. */

@@ -1,15 +1,16 @@
 /**
- * Reads a gated request body into a lossless JSON tree.
+ * Reads a gated request body (and, less strictly, an upstream answer) into a JSON tree.
  *
- * Every number stays a `LosslessNumber` holding the exact text it arrived as, so a body the gate
- * must rewrite (injected requirements) is written back with every digit of a 64-bit snapshot id
- * and every `1.0` still a `1.0`. Before the tree is built a flat scan bounds the nesting depth
- * (the parser recurses; a schema nested thousands deep must be a 400, not a stack overflow),
- * rejects duplicate keys (the upstream's parser may keep the other copy than the one validated)
- * and `__proto__` / `constructor.prototype` keys.
+ * Numbers the native parser would change keep their exact text as `LosslessNumber`: integers past
+ * 2^53 (64-bit snapshot ids) and, in a request body, every number with a fraction or exponent
+ * (`1.0` stays `1.0`, which an int default may not be). Before the tree is built one flat pass
+ * bounds the nesting depth (the parser recurses; a schema nested thousands deep must be a 400, not a
+ * stack overflow) and, in a request body, rejects duplicate keys (the upstream's parser may keep the
+ * other copy than the one validated) and `__proto__` / `constructor.prototype` keys (`read-json.ts`).
+ * The tree is only read: a body the gate changes is spliced as text (`splice-requirements.ts`).
  */
 import { LosslessNumber, parse } from 'lossless-json'
-import { parseKeepingLongs } from './parse-upstream-json.js'
+import { readJson } from './read-json.js'
 
 /** Deepest nesting of objects and arrays a commit body may have. A real schema needs far fewer. */
 export const DEFAULT_MAX_DEPTH = 256
@@ -20,106 +21,34 @@ export type ParsedBody =
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
-interface Frame {
-  readonly object: boolean
-  readonly key: string | undefined
-  readonly keys: Set<string> | undefined
-  expectKey: boolean
-}
+const losslessParse = (text: string): unknown => parse(text, null, (s: string) => new LosslessNumber(s))
 
 /**
  * Parses `raw` as JSON without losing numbers. Returns a message that stands alone when the body
  * is not acceptable.
  */
 export function parseCommitBody (raw: Buffer, maxDepth = DEFAULT_MAX_DEPTH): ParsedBody {
-  return parseLossless(raw, { maxDepth, strict: true, what: 'request body' })
+  return read(raw, 'request body', { maxDepth, strict: true, keepFractions: true, slow: losslessParse })
 }
 
 /**
  * A reader for an upstream answer (loadTable): depth still bounded, but keys are the upstream's
- * business (a duplicate there is not the caller's fault). The answer is only read, never written
- * back, so it is parsed natively with only integers past 2^53 kept as `LosslessNumber`
- * (`parse-upstream-json.ts`): several times faster than the lossless parser on a base.
+ * business (a duplicate there is not the caller's fault), and only integers past 2^53 are kept as
+ * `LosslessNumber`: the answer is only read, and the rules read other numbers by value.
  */
 export function parseUpstreamBody (raw: Buffer, maxDepth = 4 * DEFAULT_MAX_DEPTH): ParsedBody {
+  return read(raw, 'upstream answer', { maxDepth, slow: losslessParse })
+}
+
+function read (raw: Buffer, what: string, opts: Parameters<typeof readJson>[1]): ParsedBody {
   let text: string
   try {
     text = utf8.decode(raw)
   } catch {
-    return { ok: false, message: 'Cannot read upstream answer: it is not valid UTF-8' }
+    return { ok: false, message: `Cannot read ${what}: it is not valid UTF-8` }
   }
-  const read = parseKeepingLongs(text, maxDepth, (t) => parse(t, null, (s: string) => new LosslessNumber(s)))
-  return read.ok ? read : { ok: false, message: `Cannot read upstream answer: ${read.problem}` }
-}
-
-function parseLossless (raw: Buffer, opts: { maxDepth: number, strict: boolean, what: string }): ParsedBody {
-  let text: string
-  try {
-    text = utf8.decode(raw)
-  } catch {
-    return { ok: false, message: `Cannot read ${opts.what}: it is not valid UTF-8` }
-  }
-  const problem = scanStructure(text, opts.maxDepth, opts.strict)
-  if (problem !== undefined) return { ok: false, message: `Cannot read ${opts.what}: ${problem}` }
-  try {
-    return { ok: true, value: parse(text, null, (s: string) => new LosslessNumber(s)) }
-  } catch (err) {
-    return { ok: false, message: `Cannot read ${opts.what}: invalid JSON: ${(err as Error).message}` }
-  }
-}
-
-/** A flat pass over the text: depth, duplicate keys and prototype keys. Grammar is left to the parser. */
-function scanStructure (text: string, maxDepth: number, strict: boolean): string | undefined {
-  const stack: Frame[] = []
-  let pendingKey: string | undefined
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (c === 0x22) { // "
-      const start = i
-      let escaped = false
-      i++
-      while (i < text.length && text.charCodeAt(i) !== 0x22) {
-        if (text.charCodeAt(i) === 0x5c) { escaped = true; i++ }
-        i++
-      }
-      const top = stack[stack.length - 1]
-      if (strict && top?.object === true && top.expectKey) {
-        const key = escaped ? decodeKey(text.slice(start, i + 1)) : text.slice(start + 1, i)
-        if (key === undefined) return undefined // the parser reports the bad escape
-        if (key === '__proto__') return 'the key "__proto__" is not allowed'
-        if (key === 'prototype' && top.key === 'constructor') return 'the key "constructor.prototype" is not allowed'
-        if (top.keys!.has(key)) return `duplicate key "${printable(key)}" in one object`
-        top.keys!.add(key)
-        top.expectKey = false
-        pendingKey = key
-      }
-    } else if (c === 0x7b || c === 0x5b) { // { [
-      if (stack.length >= maxDepth) return `nesting deeper than ${maxDepth} levels`
-      const object = c === 0x7b
-      stack.push({ object, key: pendingKey, keys: object ? new Set() : undefined, expectKey: object })
-      pendingKey = undefined
-    } else if (c === 0x7d || c === 0x5d) { // } ]
-      stack.pop()
-      pendingKey = undefined
-    } else if (c === 0x2c) { // ,
-      const top = stack[stack.length - 1]
-      if (top?.object === true) top.expectKey = true
-      pendingKey = undefined
-    }
-  }
-  return undefined
-}
-
-function decodeKey (token: string): string | undefined {
-  try {
-    return JSON.parse(token) as string
-  } catch {
-    return undefined
-  }
-}
-
-function printable (key: string): string {
-  return key.length > 64 ? `${key.slice(0, 64)}…` : key
+  const result = readJson(text, opts)
+  return result.ok ? result : { ok: false, message: `Cannot read ${what}: ${result.problem}` }
 }
 
 export function isJsonObject (value: unknown): value is Record<string, unknown> {

@@ -1,0 +1,81 @@
+/**
+ * The gate's own CPU per schema commit, part by part, in-process (no HTTP): reading the base the
+ * upstream sent, reading the commit body, evaluating it, adding the requirements. The base is the
+ * benchmark's `evolving` table as a `snapshots=refs` load returns it (50 columns, 20 schemas of
+ * history, ~80 KB) and the commit the `schema-commit` workload's body (~5 KB).
+ *
+ *   node --import tsx bench/gate-parts.ts
+ *
+ * Figures are CPU time (process.cpuUsage), the best of several rounds, so other load on a shared
+ * machine disturbs them less than wall time; compare rows of one run with each other. The
+ * `JSON.parse` and `lossless-json` rows are references: the floor for the native parser, and the
+ * reader and writer the gate used before.
+ */
+import { LosslessNumber, parse, stringify } from 'lossless-json'
+import { evaluateCommit } from '../src/gate/evaluate-commit.js'
+import { missingRequirements } from '../src/gate/inject-requirements.js'
+import { readLoadAnswer } from '../src/gate/load-base.js'
+import { isJsonObject, parseCommitBody } from '../src/gate/parse-commit-body.js'
+import { spliceRequirements } from '../src/gate/splice-requirements.js'
+import type { TableMetadata } from '../src/iceberg/types.js'
+import { loadPolicy } from '../src/policy/load-policy.js'
+import { resolvePolicy } from '../src/policy/resolve-policy.js'
+import { loadTableResult, schemaCommit, type TableOptions } from './lib/fixtures.js'
+
+const EVOLVING: TableOptions = { table: 'evolving', columns: 50, snapshots: 3, schemas: 20, refsOnly: true }
+const ROUNDS = 9
+
+/** Best CPU µs per call of `f` over ROUNDS rounds of `n` calls. */
+function cpuMicros (n: number, f: () => void): number {
+  for (let i = 0; i < n; i++) f()
+  let best = Infinity
+  for (let r = 0; r < ROUNDS; r++) {
+    const start = process.cpuUsage()
+    for (let i = 0; i < n; i++) f()
+    const used = process.cpuUsage(start)
+    best = Math.min(best, (used.user + used.system) / n)
+  }
+  return best
+}
+
+function readBase (bytes: Buffer): TableMetadata {
+  const load = readLoadAnswer({ statusCode: 200, headers: {}, body: bytes })
+  if (load.metadata === undefined) throw new Error(`the benchmark base does not read: ${load.problem ?? ''}`)
+  return load.metadata
+}
+
+function readBody (bytes: Buffer): Record<string, unknown> {
+  const read = parseCommitBody(bytes)
+  if (!read.ok || !isJsonObject(read.value)) throw new Error('the benchmark commit does not read')
+  return read.value
+}
+
+const baseBytes = Buffer.from(loadTableResult(EVOLVING))
+const baseText = baseBytes.toString('utf8')
+const commitBytes = Buffer.from(schemaCommit(EVOLVING, 'add-optional-column'))
+const commitText = commitBytes.toString('utf8')
+// The settings iceguard applies with no policy file (builtin:recommended): spec and platform rules.
+const settings = resolvePolicy(loadPolicy(undefined), { namespace: ['bench'], name: 'evolving' })
+const cachedBase = readBase(baseBytes)
+const body = readBody(commitBytes)
+const evaluation = evaluateCommit({ base: cachedBase, request: body, settings, target: 'table' })
+const missing = missingRequirements(body, cachedBase, evaluation)
+if (evaluation.verdict === 'deny' || missing.length === 0) throw new Error('the benchmark commit should be allowed and get a requirement added')
+
+const rows: Array<[string, number]> = [
+  ['base: bytes → TableMetadata (cache miss)', cpuMicros(200, () => readBase(baseBytes))],
+  ['  reference: JSON.parse of the same bytes', cpuMicros(200, () => JSON.parse(baseText))],
+  ['base read, commit read, evaluate (cache miss)', cpuMicros(100, () => {
+    evaluateCommit({ base: readBase(baseBytes), request: readBody(commitBytes), settings, target: 'table' })
+  })],
+  ['commit body: parseCommitBody', cpuMicros(2000, () => readBody(commitBytes))],
+  ['  reference: lossless-json parse', cpuMicros(2000, () => parse(commitText, null, (s: string) => new LosslessNumber(s)))],
+  ['commit read, evaluate (base from ETag cache)', cpuMicros(1000, () => {
+    evaluateCommit({ base: cachedBase, request: readBody(commitBytes), settings, target: 'table' })
+  })],
+  ['requirements: spliced into the bytes', cpuMicros(2000, () => spliceRequirements(commitBytes, [{ at: [], requirements: missing }]))],
+  ['  reference: lossless-json stringify', cpuMicros(2000, () => stringify(body))]
+]
+
+process.stdout.write(`gate parts: base ${Math.round(baseBytes.length / 1024)} KB (${EVOLVING.columns} columns, ${EVOLVING.schemas ?? 1} schemas), commit ${Math.round(commitBytes.length / 1024)} KB; CPU µs per call, best of ${ROUNDS} rounds\n`)
+for (const [what, us] of rows) process.stdout.write(`${what.padEnd(44)} ${us.toFixed(1).padStart(8)}\n`)
