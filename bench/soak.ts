@@ -99,7 +99,10 @@ async function createTable (pool: Pool, name: string): Promise<TableState> {
     { id: 2, name: 'amount', required: false, type: 'long' },
     { id: 3, name: 'label', required: false, type: 'string' }
   ]
-  const r = await send(pool, 'POST', TABLES, { name, schema: { type: 'struct', 'schema-id': 0, 'identifier-field-ids': [1], fields } })
+  // Every data commit adds a snapshot, and every commit writes the whole metadata again: a short
+  // metadata-log keeps the in-memory catalog's own footprint small while the tables grow.
+  const properties = { 'write.metadata.previous-versions-max': '10' }
+  const r = await send(pool, 'POST', TABLES, { name, schema: { type: 'struct', 'schema-id': 0, 'identifier-field-ids': [1], fields }, properties })
   if (r.status !== 200) throw new Error(`creating ${name} failed: ${r.status} ${r.text}`)
   const md = (parse(r.text) as { metadata: { 'current-schema-id': unknown, 'last-column-id': unknown } }).metadata
   return { name, fields, lastColumnId: Number(md['last-column-id']), schemaId: Number(md['current-schema-id']), sequence: 0, main: null, committed: [], schemaCommits: 0 }

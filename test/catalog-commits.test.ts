@@ -500,3 +500,22 @@ t.test('memory mode writes nothing to disk', async t => {
   t.match(created.json['metadata-location'], new RegExp(`^file://${warehouse}/db/t/metadata/`))
   t.same(readdirSync(warehouse), [])
 })
+
+t.test('in memory, a table keeps only the metadata files its metadata-log names', async t => {
+  const { c } = await setup(t, {}, { properties: { 'write.metadata.previous-versions-max': '2' } })
+  const locations: string[] = [(await load(c))['metadata-location']]
+  for (let i = 0; i < 4; i++) {
+    const res = await commit(c, [{ action: 'set-properties', updates: { step: String(i) } }])
+    t.equal(res.status, 200)
+    locations.push(res.json['metadata-location'])
+  }
+  const current = await call(c, 'GET', TABLE)
+  t.equal(current.json['metadata-location'], locations[4])
+  t.same(current.json.metadata['metadata-log'].map((e: { 'metadata-file': string }) => e['metadata-file']), locations.slice(2, 4),
+    'the log holds the last two previous files')
+  // A file still in the log can be read (registered under another name); one that left it is gone.
+  const kept = await call(c, 'POST', '/v1/namespaces/db/register', { name: 'kept', 'metadata-location': locations[3] })
+  t.equal(kept.status, 200, 'a file in the log is still there')
+  const dropped = await call(c, 'POST', '/v1/namespaces/db/register', { name: 'dropped', 'metadata-location': locations[0] })
+  t.equal(dropped.status, 404, 'a file that left the log was freed')
+})

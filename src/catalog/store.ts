@@ -26,6 +26,8 @@ export interface CatalogState {
 
 const STATE_FILE = '.iceguard-catalog.json'
 const CACHE_MAX = 512
+/** Parsed metadata kept for reuse, by the length of its text: large tables must not fill the heap. */
+const CACHE_MAX_CHARS = 32 * 1024 * 1024
 const VERSION = /^(\d+)-.*\.metadata\.json$/
 
 export interface StoreOptions { root: string, memory: boolean }
@@ -38,7 +40,8 @@ export class CatalogStore {
   #state: CatalogState = { namespaces: new Map(), tables: new Map() }
   readonly #stateLock = new KeyedLock()
   readonly #files = new Map<string, string>()
-  readonly #cache = new Map<string, JsonObject>()
+  readonly #cache = new Map<string, { metadata: JsonObject, chars: number }>()
+  #cachedChars = 0
 
   private constructor (opts: StoreOptions) {
     this.memory = opts.memory
@@ -105,7 +108,7 @@ export class CatalogStore {
 
   async readMetadata (location: string): Promise<JsonObject> {
     const cached = this.#cache.get(location)
-    if (cached !== undefined) return cached
+    if (cached !== undefined) return cached.metadata
     let text = this.#files.get(location)
     if (text === undefined) {
       const p = this.localPath(location)
@@ -118,26 +121,46 @@ export class CatalogStore {
     }
     const parsed = parseJson(text)
     if (!isObject(parsed)) throw notFound(`Cannot read metadata file ${location}: not a JSON object`)
-    this.#remember(location, parsed)
+    this.#remember(location, parsed, text.length)
     return parsed
   }
 
   /** Registers parsed metadata for a location without writing it (a registered file, normalized). */
   remember (location: string, metadata: JsonObject): void {
-    this.#remember(location, metadata)
+    this.#remember(location, metadata, stringifyJson(metadata).length)
   }
 
   async writeMetadata (location: string, metadata: JsonObject): Promise<void> {
     const text = stringifyJson(metadata, 2)
     if (this.memory) {
       this.#files.set(location, text)
+      this.#forgetOldVersions(location, metadata)
     } else {
       const p = this.localPath(location)
       if (!this.inside(p)) throw new Error(`refusing to write outside the warehouse: ${location}`)
       await mkdir(path.dirname(p), { recursive: true })
       await writeAtomically(p, text)
     }
-    this.#remember(location, metadata)
+    this.#remember(location, metadata, text.length)
+  }
+
+  /**
+   * In memory, a table keeps the files its metadata-log still names (the window set by
+   * `write.metadata.previous-versions-max`, 100 by default) and no more: every commit writes the
+   * whole metadata again, so keeping every version would grow with the square of the commits.
+   */
+  #forgetOldVersions (location: string, metadata: JsonObject): void {
+    const log = (metadata['metadata-log'] ?? []) as JsonObject[]
+    const oldest = log[0]?.['metadata-file']
+    if (typeof oldest !== 'string') return
+    const keep = new Set([location, ...log.map(e => String(e['metadata-file']))])
+    const folder = location.slice(0, location.lastIndexOf('/') + 1)
+    for (const file of this.#files.keys()) {
+      if (file.startsWith(folder) && !keep.has(file)) {
+        this.#files.delete(file)
+        this.#forgetCached(file)
+      }
+    }
   }
 
   /**
@@ -154,7 +177,7 @@ export class CatalogStore {
     }
     for (const f of files) {
       this.#files.delete(f)
-      this.#cache.delete(f)
+      this.#forgetCached(f)
       const p = this.localPath(f)
       if (!this.memory && this.inside(p)) await unlink(p).catch(() => {})
     }
@@ -167,16 +190,27 @@ export class CatalogStore {
   }
 
   async forget (location: string): Promise<void> {
-    this.#cache.delete(location)
+    this.#forgetCached(location)
     this.#files.delete(location)
     const p = this.localPath(location)
     if (!this.memory && this.inside(p)) await unlink(p).catch(() => {})
   }
 
-  #remember (location: string, metadata: JsonObject): void {
+  #remember (location: string, metadata: JsonObject, chars: number): void {
+    this.#forgetCached(location)
+    this.#cache.set(location, { metadata, chars })
+    this.#cachedChars += chars
+    // Least recently written first out; the newest entry always stays, however large.
+    while (this.#cache.size > 1 && (this.#cache.size > CACHE_MAX || this.#cachedChars > CACHE_MAX_CHARS)) {
+      this.#forgetCached(this.#cache.keys().next().value as string)
+    }
+  }
+
+  #forgetCached (location: string): void {
+    const entry = this.#cache.get(location)
+    if (entry === undefined) return
     this.#cache.delete(location)
-    this.#cache.set(location, metadata)
-    if (this.#cache.size > CACHE_MAX) this.#cache.delete(this.#cache.keys().next().value as string)
+    this.#cachedChars -= entry.chars
   }
 
   async #loadState (): Promise<void> {
