@@ -134,8 +134,8 @@ export function engineBenchmark (sizes: readonly number[] = [100, 1_000, 10_000,
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   console.log('engine: evaluate one commit (parse add-schema, apply, diff, spec rules, decide)')
-  console.log('fields'.padStart(8), 'min ms'.padStart(10), 'median ms'.padStart(11), 'ratio(min)'.padStart(11), ' verdict')
+  console.log('fields'.padStart(8), 'min ms'.padStart(10), 'median ms'.padStart(11), 'ratio(min)'.padStart(11), 'µs/field'.padStart(9), ' verdict')
   for (const r of engineBenchmark()) {
-    console.log(String(r.fields).padStart(8), r.minMs.toFixed(3).padStart(10), r.medianMs.toFixed(3).padStart(11), (r.ratio === undefined ? '-' : r.ratio.toFixed(1)).padStart(11), ` ${r.verdict}`)
+    console.log(String(r.fields).padStart(8), r.minMs.toFixed(3).padStart(10), r.medianMs.toFixed(3).padStart(11), (r.ratio === undefined ? '-' : r.ratio.toFixed(1)).padStart(11), (1000 * r.minMs / r.fields).toFixed(3).padStart(9), ` ${r.verdict}`)
   }
 }

@@ -93,8 +93,12 @@ export function judge (r: Omit<RunReport, 'judgements'>): Judgement[] {
     add('evolution engine: 10,000 fields, fastest run', rows.get(10_000) ?? null, 10, 'max', ' ms')
     const small = rows.get(1000)
     const big = rows.get(100_000)
+    const mid = rows.get(10_000)
     add('evolution engine: time per field at 100,000 vs 1,000 fields (linear ≈ 1)',
       small !== undefined && big !== undefined ? (big / 100_000) / (small / 1000) : null, 2, 'max')
+    // The step where a cost that is not linear shows first: the young generation fills up there.
+    add('evolution engine: time per field at 100,000 vs 10,000 fields (linear ≈ 1)',
+      mid !== undefined && big !== undefined ? (big / 100_000) / (mid / 10_000) : null, 1.5, 'max')
   }
   if (r.memory !== null && r.memory.rounds.length > 0) {
     const m = r.memory

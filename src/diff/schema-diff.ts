@@ -32,37 +32,45 @@ export function diffSchemas (from: Schema, to: Schema): Change[] {
   let shifted: Set<number | undefined> | undefined
   let paired = 0
 
-  // Indexed loops over the fields: they run once per field, often in code not yet optimised.
-  const now = b.fields
-  for (let i = 0; i < now.length; i++) {
-    const f = now[i] as IndexedField
-    if (b.byId.get(f.id) !== f) continue // a duplicate id: reported by FIELD_ID_UNIQUE, not diffable
-    const old = a.byId.get(f.id)
-    if (old === undefined) {
+  // Positional walks: unchanged fields, the vast majority, cost a few loads and no allocation.
+  for (let pos = 0; pos < b.size; pos++) {
+    const id = b.idAt(pos)
+    if (b.positionOf(id) !== pos) continue // a duplicate id: reported by FIELD_ID_UNIQUE, not diffable
+    const was = a.positionOf(id)
+    const parent = b.parentAt(pos)
+    const parentId = parent < 0 ? undefined : b.idAt(parent)
+    if (was < 0) {
       // Only the top-most new field: its nested fields travel inside it.
-      if (f.parentId === undefined || a.byId.has(f.parentId)) {
-        changes.push({ kind: 'field-added', fieldId: f.id, path: f.path, ...(f.parentId === undefined ? {} : { parentId: f.parentId }), field: asNestedField(f) })
+      if (parentId === undefined || a.positionOf(parentId) >= 0) {
+        changes.push({ kind: 'field-added', fieldId: id, path: b.pathAt(pos), ...(parentId === undefined ? {} : { parentId }), field: asNestedField(b.at(pos)) })
       }
       continue
     }
     paired++
-    if (old.index !== f.index && old.parentId === f.parentId) (shifted ??= new Set()).add(f.parentId)
-    compareField(old, f, changes)
+    const oldParent = a.parentAt(was)
+    const oldParentId = oldParent < 0 ? undefined : a.idAt(oldParent)
+    if (a.indexAt(was) !== b.indexAt(pos) && oldParentId === parentId) (shifted ??= new Set()).add(parentId)
+    compareField(a, was, oldParentId, b, pos, parentId, changes)
   }
 
   if (shifted !== undefined) {
     if (shifted.has(undefined)) reorders(to.struct.fields, undefined, a, b, changes)
-    for (const f of now) if (f.type.kind === 'struct' && shifted.has(f.id) && b.byId.get(f.id) === f) reorders(f.type.fields, f.id, a, b, changes)
+    for (let pos = 0; pos < b.size; pos++) {
+      const t = b.typeAt(pos)
+      const id = b.idAt(pos)
+      if (t.kind === 'struct' && shifted.has(id) && b.positionOf(id) === pos) reorders(t.fields, id, a, b, changes)
+    }
   }
 
   // When every id of `from` was found again in `to`, nothing was dropped.
   if (paired < a.byId.size) {
-    const was = a.fields
-    for (let i = 0; i < was.length; i++) {
-      const f = was[i] as IndexedField
-      if (b.byId.has(f.id) || a.byId.get(f.id) !== f) continue
-      if (f.parentId === undefined || b.byId.has(f.parentId)) {
-        changes.push({ kind: 'field-dropped', fieldId: f.id, path: f.path, ...(f.parentId === undefined ? {} : { parentId: f.parentId }), field: asNestedField(f) })
+    for (let pos = 0; pos < a.size; pos++) {
+      const id = a.idAt(pos)
+      if (b.positionOf(id) >= 0 || a.positionOf(id) !== pos) continue
+      const parent = a.parentAt(pos)
+      const parentId = parent < 0 ? undefined : a.idAt(parent)
+      if (parentId === undefined || b.positionOf(parentId) >= 0) {
+        changes.push({ kind: 'field-dropped', fieldId: id, path: a.pathAt(pos), ...(parentId === undefined ? {} : { parentId }), field: asNestedField(a.at(pos)) })
       }
     }
   }
@@ -75,31 +83,37 @@ export function diffSchemas (from: Schema, to: Schema): Change[] {
   return changes
 }
 
-function compareField (old: IndexedField, f: IndexedField, out: Change[]): void {
-  // Unchanged fields (the vast majority) cost a few comparisons and no allocation.
-  const moved = old.parentId !== f.parentId
-  const renamed = old.name !== f.name
-  const ka = kindOf(old.type)
-  const kb = kindOf(f.type)
-  const retyped = ka === kb && ka === 'primitive' && old.type !== f.type && !samePrimitive(old.type as PrimitiveType, f.type as PrimitiveType)
-  const oldField = old.field
-  const newField = f.field
+/** Compares the field at `i` of `a` with the same id at `j` of `b`; changes go to `out`. */
+function compareField (a: SchemaIndex, i: number, oldParentId: number | undefined, b: SchemaIndex, j: number, parentId: number | undefined, out: Change[]): void {
+  const moved = oldParentId !== parentId
+  const oldName = a.nameAt(i)
+  const newName = b.nameAt(j)
+  const renamed = oldName !== newName
+  const oldType = a.typeAt(i)
+  const newType = b.typeAt(j)
+  const ka = kindOf(oldType)
+  const kb = kindOf(newType)
+  const retyped = ka === kb && ka === 'primitive' && oldType !== newType && !samePrimitive(oldType as PrimitiveType, newType as PrimitiveType)
+  const oldRequired = a.requiredAt(i)
+  const newRequired = b.requiredAt(j)
+  const oldField = a.fieldAt(i)
+  const newField = b.fieldAt(j)
   const docs = oldField !== undefined && newField !== undefined
   const docChanged = docs && (oldField.doc ?? undefined) !== (newField.doc ?? undefined)
   const initialChanged = docs && (oldField.initialDefault !== undefined || newField.initialDefault !== undefined) && !same(oldField.initialDefault, newField.initialDefault)
   const writeChanged = docs && (oldField.writeDefault !== undefined || newField.writeDefault !== undefined) && !same(oldField.writeDefault, newField.writeDefault)
-  if (!moved && !renamed && ka === kb && !retyped && old.required === f.required && !docChanged && !initialChanged && !writeChanged) return
+  if (!moved && !renamed && ka === kb && !retyped && oldRequired === newRequired && !docChanged && !initialChanged && !writeChanged) return
 
-  const base = { fieldId: f.id, path: f.path }
+  const base = { fieldId: b.idAt(j), path: b.pathAt(j) }
   if (moved) {
-    out.push({ ...base, kind: 'field-moved', oldPath: old.path, ...(old.parentId === undefined ? {} : { oldParentId: old.parentId }), ...(f.parentId === undefined ? {} : { newParentId: f.parentId }) })
+    out.push({ ...base, kind: 'field-moved', oldPath: a.pathAt(i), ...(oldParentId === undefined ? {} : { oldParentId }), ...(parentId === undefined ? {} : { newParentId: parentId }) })
   } else if (renamed) {
-    out.push({ ...base, kind: 'field-renamed', oldPath: old.path, oldName: old.name, newName: f.name })
+    out.push({ ...base, kind: 'field-renamed', oldPath: a.pathAt(i), oldName, newName })
   }
-  if (ka !== kb) out.push({ ...base, kind: 'kind-changed', from: old.type, to: f.type })
-  else if (retyped) out.push({ ...base, kind: 'type-changed', from: old.type, to: f.type })
-  if (old.required !== f.required) {
-    out.push({ ...base, kind: 'nullability-changed', from: old.required ? 'required' : 'optional', to: f.required ? 'required' : 'optional' })
+  if (ka !== kb) out.push({ ...base, kind: 'kind-changed', from: oldType, to: newType })
+  else if (retyped) out.push({ ...base, kind: 'type-changed', from: oldType, to: newType })
+  if (oldRequired !== newRequired) {
+    out.push({ ...base, kind: 'nullability-changed', from: oldRequired ? 'required' : 'optional', to: newRequired ? 'required' : 'optional' })
   }
   if (docChanged) {
     out.push({ ...base, kind: 'doc-changed', ...(oldField?.doc === undefined ? {} : { from: oldField.doc }), ...(newField?.doc === undefined ? {} : { to: newField.doc }) })

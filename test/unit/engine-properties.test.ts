@@ -3,6 +3,7 @@ import t from 'tap'
 import { diffSchemas } from '../../src/diff/schema-diff.js'
 import { evaluateCommit } from '../../src/gate/evaluate-commit.js'
 import { parseSchema, parseTableMetadata } from '../../src/iceberg/parse.js'
+import { indexSchema } from '../../src/iceberg/schema-index.js'
 import type { Schema, TableMetadata } from '../../src/iceberg/types.js'
 import { SPEC_ONLY_SETTINGS } from '../../src/rules/settings.js'
 
@@ -297,4 +298,57 @@ t.test('diff(s, s) is empty and a rename never shows as drop plus add', async t 
     if (changes.length !== picked.size) throw new Error(`one rename change per renamed field: ${JSON.stringify(changes)} ${JSON.stringify([...picked])} ${JSON.stringify(renamed)}`)
   }), { numRuns: 300, endOnFailure: true })
   t.pass('300 random schemas')
+})
+
+/** Every field, list element and map key/value in pre-order, walked recursively from the JSON. */
+interface RefEntry { id: number, name: string, path: string, parentId?: number, index: number, required: boolean, descendants: number }
+function referenceWalk (fields: JField[]): RefEntry[] {
+  const out: RefEntry[] = []
+  const visit = (id: number, name: string, prefix: string, parentId: number | undefined, index: number, required: boolean, type: JType): void => {
+    const path = prefix === '' ? name : `${prefix}.${name}`
+    const entry: RefEntry = { id, name, path, ...(parentId === undefined ? {} : { parentId }), index, required, descendants: 0 }
+    out.push(entry)
+    const before = out.length
+    children(type, path, id)
+    entry.descendants = out.length - before
+  }
+  const children = (type: JType, prefix: string, parentId: number | undefined): void => {
+    if (typeof type === 'string') return
+    if (type.type === 'struct') type.fields.forEach((f, i) => visit(f.id, f.name, prefix, parentId, i, f.required, f.type))
+    else if (type.type === 'list') visit(type['element-id'], 'element', prefix, parentId, 0, type['element-required'], type.element)
+    else {
+      visit(type['key-id'], 'key', prefix, parentId, 0, true, type.key)
+      visit(type['value-id'], 'value', prefix, parentId, 1, type['value-required'], type.value)
+    }
+  }
+  children({ type: 'struct', fields }, '', undefined)
+  return out
+}
+
+t.test('the schema index agrees with a recursive walk: positions, objects, ids, paths and subtrees', async t => {
+  fc.assert(fc.property(fc.gen(), g => {
+    const table = randomTable(g)
+    const index = indexSchema(schemaOf(table.fields))
+    const ref = referenceWalk(table.fields)
+    if (index.size !== ref.length || index.fields.length !== ref.length) throw new Error(`size ${index.size} vs ${ref.length}`)
+    ref.forEach((r, pos) => {
+      const f = index.at(pos)
+      const parent = index.parentAt(pos)
+      const got = { id: index.idAt(pos), name: index.nameAt(pos), path: index.pathAt(pos), parentId: parent < 0 ? undefined : index.idAt(parent), index: index.indexAt(pos), required: index.requiredAt(pos) }
+      const viaObject = { id: f.id, name: f.name, path: f.path, parentId: f.parentId, index: f.index, required: f.required }
+      const want = { id: r.id, name: r.name, path: r.path, parentId: r.parentId, index: r.index, required: r.required }
+      if (JSON.stringify(got) !== JSON.stringify(want) || JSON.stringify(viaObject) !== JSON.stringify(want)) throw new Error(`at ${pos}: ${JSON.stringify(got)} / ${JSON.stringify(viaObject)} vs ${JSON.stringify(want)}`)
+      if (index.positionOf(r.id) !== pos || index.byId.get(r.id) !== f || index.fields[pos] !== f) throw new Error(`id ${r.id} is not found at ${pos}`)
+      if ((index.fieldAt(pos) === undefined) !== (['element', 'key', 'value'].includes(r.name) && f.field === undefined)) throw new Error(`field at ${pos}`)
+      if (index.typeAt(pos) !== f.type) throw new Error(`type at ${pos}`)
+      // Pre-order: a field's descendants are exactly the positions after it whose parent lies within.
+      let end = pos + 1
+      while (end < index.size && index.parentAt(end) >= pos) end++
+      if (end - pos - 1 !== r.descendants) throw new Error(`subtree of ${r.path}: ${end - pos - 1} vs ${r.descendants}`)
+    })
+    if (index.byPath.size !== ref.length || ref.some(r => index.byPath.get(r.path) !== r.id)) throw new Error('byPath')
+    const highest = Math.max(0, ...ref.map(r => r.id))
+    if (index.highestId !== highest) throw new Error(`highest ${index.highestId} vs ${highest}`)
+  }), { numRuns: 300, endOnFailure: true })
+  t.pass('300 random nested schemas')
 })

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import { indexSchema } from '../../iceberg/schema-index.js'
+import type { Schema } from '../../iceberg/types.js'
 import type { PlatformRule } from './platform-rule.js'
-import { isPseudoField, isNewTable, numberOption } from './support.js'
+import { isNewTable, numberOption } from './support.js'
 
 export const DEFAULT_COLUMN_COUNT_MAX = 1000
 
@@ -20,13 +21,21 @@ export const COLUMN_COUNT_MAX: PlatformRule = {
   }),
   * check (ctx) {
     const max = numberOption(ctx.options, 'max', DEFAULT_COLUMN_COUNT_MAX)
-    const count = indexSchema(ctx.proposedSchema).fields.filter(f => !isPseudoField(f)).length
+    const count = columnCount(ctx.proposedSchema)
     if (count <= max) return
-    const before = isNewTable(ctx) || ctx.baseSchema === undefined ? 0 : indexSchema(ctx.baseSchema).fields.filter(f => !isPseudoField(f)).length
+    const before = isNewTable(ctx) || ctx.baseSchema === undefined ? 0 : columnCount(ctx.baseSchema)
     if (!isNewTable(ctx) && count <= before) return
     yield {
       rule: this.id,
       message: `Cannot ${isNewTable(ctx) ? 'create a table with' : 'grow the table to'} ${count} columns: the policy allows at most ${max}`
     }
   }
+}
+
+/** Named columns, nested ones included; list elements and map keys/values are not columns. */
+function columnCount (schema: Schema): number {
+  const index = indexSchema(schema)
+  let count = 0
+  for (let pos = 0; pos < index.size; pos++) if (index.fieldAt(pos) !== undefined) count++
+  return count
 }

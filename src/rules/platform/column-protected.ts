@@ -23,9 +23,10 @@ export const COLUMN_PROTECTED: PlatformRule = {
     if (globs.length === 0 || ctx.baseSchema === undefined) return
     const base = indexSchema(ctx.baseSchema)
     const protectedBy = new Map<number, string>()
-    for (const f of base.fields) {
-      const g = globs.find(glob => pathCovers(glob, f.path))
-      if (g !== undefined) protectedBy.set(f.id, g)
+    for (let pos = 0; pos < base.size; pos++) {
+      const path = base.pathAt(pos)
+      const g = globs.find(glob => pathCovers(glob, path))
+      if (g !== undefined && !protectedBy.has(base.idAt(pos))) protectedBy.set(base.idAt(pos), g)
     }
     if (protectedBy.size === 0) return
     for (const c of ctx.changes) {

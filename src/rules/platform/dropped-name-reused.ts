@@ -27,10 +27,12 @@ export const DROPPED_NAME_REUSED: PlatformRule = {
     // name → [old id, schema id] for columns that existed in some schema and are gone now.
     const history = new Map<string, { id: number, schemaId: number | undefined }>()
     for (const schema of ctx.base.schemas) {
-      for (const f of indexSchema(schema).fields) {
-        if (proposed.byId.has(f.id) || current.byId.has(f.id)) continue
-        const key = nameKey(f.path, caseSensitive)
-        if (!history.has(key)) history.set(key, { id: f.id, schemaId: schema.schemaId })
+      const index = indexSchema(schema)
+      for (let pos = 0; pos < index.size; pos++) {
+        const id = index.idAt(pos)
+        if (proposed.positionOf(id) >= 0 || current.positionOf(id) >= 0) continue
+        const key = nameKey(index.pathAt(pos), caseSensitive)
+        if (!history.has(key)) history.set(key, { id, schemaId: schema.schemaId })
       }
     }
     if (history.size === 0) return

@@ -43,8 +43,12 @@ function readProblems (reader: Schema, writer: Schema, formatVersion: FormatVers
   const r = indexSchema(reader)
   const w = indexSchema(writer)
   const out: Problem[] = []
-  for (const f of r.fields) {
-    const old = w.byId.get(f.id)
+  for (let pos = 0; pos < r.size; pos++) {
+    const at = w.positionOf(r.idAt(pos))
+    // Unchanged columns, nearly all of them, are passed over without making objects.
+    if (at >= 0 && r.typeAt(pos) === w.typeAt(at) && r.requiredAt(pos) === w.requiredAt(at)) continue
+    const f = r.at(pos)
+    const old = at < 0 ? undefined : w.at(at)
     if (old === undefined) {
       const hasDefault = f.field?.initialDefault !== undefined && f.field.initialDefault !== null
       // A required column the writer never wrote: only an initial-default fills it (spec "Default values").

@@ -22,18 +22,15 @@ export function isPseudoField (f: IndexedField): boolean {
   return f.field === undefined
 }
 
-/** The field and every field nested in it, from an index (pre-order, so descendants follow their parent). */
+/**
+ * The field and every field nested in it. The index is in pre-order, so they are the positions
+ * right after the field's own, up to the first one whose parent lies before it.
+ */
 export function subtree (index: SchemaIndex, id: number): IndexedField[] {
-  const root = index.byId.get(id)
-  if (root === undefined) return []
-  const out = [root]
-  const inside = new Set([id])
-  for (const f of index.fields) {
-    if (f.parentId !== undefined && inside.has(f.parentId) && !inside.has(f.id)) {
-      inside.add(f.id)
-      out.push(f)
-    }
-  }
+  const root = index.positionOf(id)
+  if (root < 0) return []
+  const out = [index.at(root)]
+  for (let pos = root + 1; pos < index.size && index.parentAt(pos) >= root; pos++) out.push(index.at(pos))
   return out
 }
 

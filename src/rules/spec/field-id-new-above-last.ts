@@ -1,4 +1,4 @@
-import { indexSchema, type IndexedField, type SchemaIndex } from '../../iceberg/schema-index.js'
+import { indexSchema, type SchemaIndex } from '../../iceberg/schema-index.js'
 import type { Rule, Violation } from '../rule.js'
 import { checkedSchemas, EXISTING_TABLE_FLOWS, schemaLabel, subject } from './helpers.js'
 
@@ -22,12 +22,13 @@ export const fieldIdNewAboveLast: Rule = {
     // Older schemas are indexed only if some id at or below last-column-id is not in the current one.
     let history: SchemaIndex[] | undefined
     for (const schema of checkedSchemas(ctx)) {
-      const fields = indexSchema(schema).fields
-      for (let i = 0; i < fields.length; i++) {
-        const f = fields[i] as IndexedField
-        if (f.id > last || current.byId.has(f.id)) continue
+      const index = indexSchema(schema)
+      for (let pos = 0; pos < index.size; pos++) {
+        const id = index.idAt(pos)
+        if (id > last || current.positionOf(id) >= 0) continue
         history ??= ctx.base.schemas.map(indexSchema)
-        if (history.some(h => h.byId.has(f.id))) continue
+        if (history.some(h => h.positionOf(id) >= 0)) continue
+        const f = index.at(pos)
         out.push({
           rule: 'FIELD_ID_NEW_ABOVE_LAST',
           message: `Cannot assign field id: ${subject(f.path, f.id)}${schemaLabel(schema, ctx)}: new ids must be above the table's last-column-id ${last}`,

@@ -18,8 +18,9 @@ export const fieldIdNotReserved: Rule = {
     for (const schema of checkedSchemas(ctx)) {
       const index = indexSchema(schema)
       if (index.highestId <= MAX_FIELD_ID) continue
-      for (const f of index.fields) {
-        if (f.id <= MAX_FIELD_ID) continue
+      for (let pos = 0; pos < index.size; pos++) {
+        if (index.idAt(pos) <= MAX_FIELD_ID) continue
+        const f = index.at(pos)
         out.push({
           rule: 'FIELD_ID_NOT_RESERVED',
           message: `Cannot use reserved field id: ${subject(f.path, f.id)}${schemaLabel(schema, ctx)}: ids above ${MAX_FIELD_ID} are reserved for metadata columns`,

@@ -27,10 +27,10 @@ export const fieldIdNotReused: Rule = {
     // a table with a long history costs no index of every old schema on each commit.
     const candidates = new Set<number>()
     for (const schema of checkedSchemas(ctx)) {
-      const fields = indexSchema(schema).fields
-      for (let i = 0; i < fields.length; i++) {
-        const id = (fields[i] as IndexedField).id
-        if (!current.byId.has(id)) candidates.add(id)
+      const index = indexSchema(schema)
+      for (let pos = 0; pos < index.size; pos++) {
+        const id = index.idAt(pos)
+        if (current.positionOf(id) < 0) candidates.add(id)
       }
     }
     if (candidates.size === 0) return out
@@ -47,10 +47,10 @@ export const fieldIdNotReused: Rule = {
     for (const schema of checkedSchemas(ctx)) {
       const index = indexSchema(schema)
       const isRevertTarget = ctx.flow === 'revert' && schema === ctx.proposedSchema
-      for (let i = 0; i < index.fields.length; i++) {
-        const f = index.fields[i] as IndexedField
-        const was = history.get(f.id)
+      for (let pos = 0; pos < index.size; pos++) {
+        const was = history.get(index.idAt(pos))
         if (was === undefined) continue
+        const f = index.at(pos)
         if (isRevertTarget) {
           // Only the top-most restored field matters; its children come back with it.
           if (!isTopMostRestored(f, index.byId, history) || !f.required) continue

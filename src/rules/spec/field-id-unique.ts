@@ -20,11 +20,12 @@ export const fieldIdUnique: Rule = {
       if (index.duplicateIds.length === 0) continue
       const dups = new Set(index.duplicateIds)
       const paths = new Map<number, string[]>()
-      for (const f of index.fields) {
-        if (!dups.has(f.id)) continue
-        const list = paths.get(f.id)
-        if (list === undefined) paths.set(f.id, [f.path])
-        else list.push(f.path)
+      for (let pos = 0; pos < index.size; pos++) {
+        const id = index.idAt(pos)
+        if (!dups.has(id)) continue
+        const list = paths.get(id)
+        if (list === undefined) paths.set(id, [index.pathAt(pos)])
+        else list.push(index.pathAt(pos))
       }
       for (const [id, list] of paths) {
         out.push({

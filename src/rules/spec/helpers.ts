@@ -38,7 +38,7 @@ export function schemaLabel (s: Schema, ctx: RuleContext): string {
 /** Walks up from a field: parent, grandparent, ... (bounded by the index, so it always ends). */
 export function * ancestors (index: SchemaIndex, f: IndexedField): Generator<IndexedField> {
   let p = f.parentId
-  let guard = index.fields.length
+  let guard = index.size
   while (p !== undefined && guard-- > 0) {
     const parent = index.byId.get(p)
     if (parent === undefined) return
@@ -75,16 +75,15 @@ export function schemaFacts (schema: Schema): SchemaFacts {
   let defaults = false
   let v3Types = false
   let dottedNames = false
-  const fields = indexSchema(schema).fields
-  for (let i = 0; i < fields.length; i++) {
-    const f = fields[i] as IndexedField
-    const t = f.type
+  const index = indexSchema(schema)
+  for (let pos = 0; pos < index.size; pos++) {
+    const t = index.typeAt(pos)
     if (t.kind === 'struct') structs.push(t)
     else if (t.kind === 'map') maps.push(t)
     else if (t.kind !== 'list' && !v3Types && V3_ONLY_TYPES.has(t.kind)) v3Types = true
-    const nf = f.field
+    const nf = index.fieldAt(pos)
     if (!defaults && nf !== undefined && (!isNullDefault(nf.initialDefault) || !isNullDefault(nf.writeDefault))) defaults = true
-    if (!dottedNames && f.name.includes('.')) dottedNames = true
+    if (!dottedNames && index.nameAt(pos).includes('.')) dottedNames = true
   }
   const facts = { structs, maps, defaults, v3Types, dottedNames }
   factsCache.set(schema, facts)
@@ -101,7 +100,10 @@ export function mapKeyIds (schema: Schema): ReadonlySet<number> {
   for (const t of schemaFacts(schema).maps) {
     ids.add(t.keyId)
     // A struct (or list, or map) key: its fields are part of the key too.
-    if (t.key.kind === 'struct' || t.key.kind === 'list' || t.key.kind === 'map') for (const f of indexType(t.key).fields) ids.add(f.id)
+    if (t.key.kind === 'struct' || t.key.kind === 'list' || t.key.kind === 'map') {
+      const key = indexType(t.key)
+      for (let pos = 0; pos < key.size; pos++) ids.add(key.idAt(pos))
+    }
   }
   keyCache.set(schema, ids)
   return ids
@@ -128,13 +130,15 @@ export function mapKeyTest (schema: Schema): (id: number) => boolean {
   return id => {
     if (keys !== undefined) return keys.has(id)
     if (++asked > KEY_WALKS) { keys = mapKeyIds(schema); return keys.has(id) }
-    let f = index.byId.get(id)
-    let guard = index.fields.length
-    while (f !== undefined && f.parentId !== undefined && guard-- > 0) {
-      const parent = index.byId.get(f.parentId)
-      if (parent === undefined) return false
-      if (parent.type.kind === 'map' && parent.type.keyId === f.id && f.index === 0 && f.field === undefined) return true
-      f = parent
+    // Ids are unique here (checked above), so parents are found by position, with no lookups.
+    let pos = index.positionOf(id)
+    let guard = index.size
+    while (pos >= 0 && guard-- > 0) {
+      const parent = index.parentAt(pos)
+      if (parent < 0) return false
+      const t = index.typeAt(parent)
+      if (t.kind === 'map' && t.keyId === index.idAt(pos) && index.indexAt(pos) === 0 && index.fieldAt(pos) === undefined) return true
+      pos = parent
     }
     return false
   }
