@@ -263,3 +263,39 @@ t.test('decide and explain', async t => {
   t.equal(decide({ conflicts: [], findings: [], mode: 'freeze', schemaTouched: true }).findings[0]?.rule, TABLE_FROZEN)
   t.equal(explain('deny', [err, warn], [], 2), 'Schema change rejected (1 error): Y: Cannot c: d; warnings: X: Cannot a: b')
 })
+
+t.test('PARTITION_NAME_NOT_TAKEN: which names collide with a partition field, as Java rebinds specs', async t => {
+  const dir = new URL('PARTITION_NAME_NOT_TAKEN/', fixtureRoot)
+  const base = loadBase(new URL('base.json', dir))
+  // Base: d (id 4) partitioned by day(d) named d_day; columns id, name, price, d, address, tags, attrs.
+  const fields = (readJson(new URL('commit.json', dir)) as { updates: Array<{ schema?: { fields: unknown[] } }> }).updates[0]?.schema?.fields.slice(0, 7) ?? []
+  const commit = (schemaFields: unknown[], extra: unknown[] = []): { requirements: unknown[], updates: unknown[] } => ({
+    requirements: [],
+    updates: [{ action: 'add-schema', schema: { type: 'struct', 'identifier-field-ids': [1], fields: schemaFields } }, { action: 'set-current-schema', 'schema-id': -1 }, ...extra]
+  })
+  const rulesOf = (request: { requirements: unknown[], updates: unknown[] }, on = base): string[] =>
+    evaluateCommit({ base: on, request, settings: only('PARTITION_NAME_NOT_TAKEN') }).findings.map(f => `${f.rule} ${f.path ?? ''} ${f.fieldId ?? ''}`)
+
+  t.same(rulesOf(commit([...fields, { id: 13, name: 'other', required: false, type: 'int' }])), [], 'an unrelated new column')
+  t.same(rulesOf(commit([...fields, { id: 13, name: 'D_DAY', required: false, type: 'int' }])), [], 'names are compared case-sensitively, as Java does')
+  const renamed = fields.map(f => (f as { id: number }).id === 2 ? { ...(f as object), name: 'd_day' } : f)
+  t.same(rulesOf(commit(renamed)), ['PARTITION_NAME_NOT_TAKEN d_day 2'], 'a rename into the partition name')
+  // Java 1.11: once the source column is gone the (historical) spec is not name-checked.
+  const withoutD = fields.filter(f => (f as { id: number }).id !== 4)
+  t.same(rulesOf(commit([...withoutD, { id: 13, name: 'd_day', required: false, type: 'int' }])), [], 'source dropped: no name check (PARTITION_SOURCE_NOT_DROPPED judges the drop)')
+  // An identity partition field named like its own source is no conflict.
+  const identity = commit(fields, [{ action: 'add-spec', spec: { fields: [{ 'source-id': 2, 'field-id': 1001, name: 'name', transform: 'identity' }] } }])
+  t.same(rulesOf(identity), [], 'identity partition named after its own source')
+  const stolen = commit(fields, [{ action: 'add-spec', spec: { fields: [{ 'source-id': 2, 'field-id': 1001, name: 'price', transform: 'identity' }] } }])
+  t.same(rulesOf(stolen), ['PARTITION_NAME_NOT_TAKEN price 3'], 'a new spec whose field takes a column name')
+  const message = evaluateCommit({ base, request: commit(renamed), settings: only('PARTITION_NAME_NOT_TAKEN') }).findings[0]?.message
+  t.equal(message, 'Cannot use column name: d_day (id 2): partition field d_day (day of d) in spec 0 has that name')
+
+  // A conflict the base already has is not this commit's doing.
+  const { metadata: conflicted } = parseTableMetadata({
+    ...(readJson(new URL('base.json', dir)) as object),
+    'partition-specs': [{ 'spec-id': 0, fields: [{ 'source-id': 4, 'field-id': 1000, name: 'name', transform: 'day' }] }]
+  })
+  if (conflicted === undefined) throw new Error('conflicted base does not parse')
+  t.same(rulesOf(commit([...fields, { id: 13, name: 'other', required: false, type: 'int' }]), conflicted), [], 'an old conflict is not reported again')
+})

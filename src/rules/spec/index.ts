@@ -16,6 +16,7 @@ import { identifierFieldValid } from './identifier-field-valid.js'
 import { initialDefaultUnchanged } from './initial-default-unchanged.js'
 import { mapKeyUnchanged } from './map-key-unchanged.js'
 import { nullabilityNotTightened } from './nullability-not-tightened.js'
+import { partitionNameNotTaken } from './partition-name-not-taken.js'
 import { partitionSourceNotDropped } from './partition-source-not-dropped.js'
 import { partitionSourceTypeSafe } from './partition-source-type-safe.js'
 import { requestWellFormed } from './request-well-formed.js'
@@ -45,5 +46,6 @@ export const SPEC_RULE_LIST: readonly Rule[] = [
   identifierFieldNotDropped,
   partitionSourceNotDropped,
   partitionSourceTypeSafe,
+  partitionNameNotTaken,
   sortSourceNotDropped
 ]
