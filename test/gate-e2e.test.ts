@@ -61,6 +61,8 @@ t.test('every spec rule refuses a violating commit, in every client dialect, and
     MAP_KEY_UNCHANGED: { table: 'main', violate: s => { (fieldByPath(s, 'attrs').type as Record<string, unknown>).key = 'long'; return s } },
     NULLABILITY_NOT_TIGHTENED: { table: 'main', violate: s => { fieldByPath(s, 'name').required = true; return s } },
     PARTITION_SOURCE_NOT_DROPPED: { table: 'main', violate: s => { s.fields = s.fields.filter(f => f.name !== 'day'); return s } },
+    // The identity partition field `day` keeps its source (renamed); a new column takes its name.
+    PARTITION_NAME_NOT_TAKEN: { table: 'main', violate: (s, meta) => { fieldByPath(s, 'day').name = 'day_old'; s.fields.push({ id: meta['last-column-id'] + 1, name: 'day', required: false, type: 'int' }); return s } },
     PARTITION_SOURCE_TYPE_SAFE: { table: 'v3t', violate: s => { fieldByPath(s, 'day').type = 'timestamp'; return s } },
     REQUEST_WELL_FORMED: { table: 'main', violate: s => { s.fields.push({ id: 900, name: 'oops', required: false, type: 'strnig' }); return s } },
     REQUIRED_FIELD_HAS_DEFAULT: { table: 'main', violate: (s, meta) => { s.fields.push({ id: meta['last-column-id'] + 1, name: 'must', required: true, type: 'string' }); return s } },
