@@ -143,6 +143,26 @@ t.test('every change kind, one request each, checked in the metadata', async t =
   t.equal(last, start['last-column-id'] + 3, 'only adds handed out ids')
 })
 
+t.test('a table with a name mapping: the rename and the new column reach schema.name-mapping.default in the same commit', async t => {
+  const { catalog, proxy, ice, change, meta } = await setup(t)
+  await createFixtureTable(ice, 'mapped', 2)
+  const mapping = [{ 'field-id': 1, names: ['id'] }, { 'field-id': 2, names: ['name'] }, { 'field-id': 4, names: ['qty'] }]
+  const set = await postJson(`${proxy.url}/v1/namespaces/db/tables/mapped`, { requirements: [], updates: [{ action: 'set-properties', updates: { 'schema.name-mapping.default': JSON.stringify(mapping) } }] })
+  t.equal(set.status, 200, 'mapping set')
+  catalog.clearRequests()
+  const res = await change('mapped', [{ op: 'rename-column', path: 'name', 'new-name': 'customer' }, { op: 'add-column', name: 'note', type: 'string' }])
+  t.equal(res.status, 200, JSON.stringify(res.json))
+  const sent = commits(catalog, 'mapped')
+  t.equal(sent.length, 1, 'one commit reached the catalog')
+  const updates = (sent[0] as { updates: Array<{ action: string }> }).updates
+  t.same(updates.map(u => u.action), ['add-schema', 'set-current-schema', 'set-properties'])
+  const after = JSON.parse(((await meta('mapped')).properties as Record<string, string> | undefined)?.['schema.name-mapping.default'] ?? 'null')
+  t.same(after, [
+    { 'field-id': 1, names: ['id'] }, { 'field-id': 2, names: ['name', 'customer'] }, { 'field-id': 4, names: ['qty'] },
+    { 'field-id': paths(await meta('mapped')).get('note'), names: ['note'] }
+  ], 'the table reads files with either name, and files with note')
+})
+
 t.test('no-op commits nothing; an equal older schema is reused; dry-run sends nothing and shows the exact commit', async t => {
   const { catalog, ice, change, meta } = await setup(t)
   await createFixtureTable(ice, 'reuse', 2)

@@ -28,7 +28,7 @@ const FIELDS = [
   { id: 22, name: 'amount', required: false, type: 'float' }
 ]
 
-function table (opts: { formatVersion?: 1 | 2 | 3, extraSchemas?: unknown[], lastColumnId?: number } = {}): TableMetadata {
+function table (opts: { formatVersion?: 1 | 2 | 3, extraSchemas?: unknown[], lastColumnId?: number, properties?: Record<string, string> } = {}): TableMetadata {
   const json = {
     'format-version': opts.formatVersion ?? 2,
     'table-uuid': '9c12d441-03fe-4693-9a96-a0705ddf69c1',
@@ -44,7 +44,7 @@ function table (opts: { formatVersion?: 1 | 2 | 3, extraSchemas?: unknown[], las
     'last-partition-id': 1000,
     'sort-orders': [{ 'order-id': 1, fields: [{ 'source-id': 2, transform: 'identity', direction: 'asc', 'null-order': 'nulls-first' }] }],
     'default-sort-order-id': 1,
-    properties: {}
+    properties: opts.properties ?? {}
   }
   const { metadata, issues } = parseTableMetadata(json)
   if (metadata === undefined) throw new Error(JSON.stringify(issues))
@@ -459,4 +459,75 @@ t.test('planFromContract keeps protected and parent columns in strict mode', asy
   t.notOk(dropped.includes('address'), 'a struct with listed fields is not dropped')
   t.ok(dropped.includes('qty'))
   t.match(plan.unresolved.map(u => u.path).sort(), ['address', 'day', 'name'])
+})
+
+/** The name mapping Java's `MappingUtil.create` makes for FIELDS (what `migrate` and `add_files` leave). */
+const MAPPING = [
+  ...[[1, 'id'], [2, 'name'], [3, 'price'], [4, 'qty'], [5, 'kind']].map(([id, name]) => ({ 'field-id': id, names: [name] })),
+  { 'field-id': 6, names: ['address'], fields: [{ 'field-id': 7, names: ['street'] }, { 'field-id': 8, names: ['zip'] }] },
+  { 'field-id': 9, names: ['tags'], fields: [{ 'field-id': 10, names: ['element'] }] },
+  { 'field-id': 11, names: ['attrs'], fields: [{ 'field-id': 12, names: ['key'] }, { 'field-id': 13, names: ['value'] }] },
+  { 'field-id': 14, names: ['day'] },
+  { 'field-id': 15, names: ['points'], fields: [{ 'field-id': 16, names: ['element'], fields: [{ 'field-id': 17, names: ['x'] }] }] },
+  { 'field-id': 18, names: ['props'], fields: [{ 'field-id': 19, names: ['key'] }, { 'field-id': 20, names: ['value'], fields: [{ 'field-id': 21, names: ['v'] }] }] },
+  { 'field-id': 22, names: ['amount'] }
+]
+
+t.test('name mapping: renames add a name, new columns get entries, a reused name moves to the new column', async t => {
+  const mapped = table({ properties: { 'schema.name-mapping.default': JSON.stringify(MAPPING) } })
+  const evolve = (changes: unknown[]): { mapping: Array<Record<string, unknown>> | undefined, updates: unknown[], warnings: readonly string[] } => {
+    const result = applySchemaChanges(mapped, ops(changes))
+    const body = buildCommitRequest(mapped, result)
+    return { mapping: result.nameMapping === undefined ? undefined : JSON.parse(result.nameMapping), updates: body?.updates ?? [], warnings: result.warnings }
+  }
+  const entry = (mapping: Array<Record<string, unknown>> | undefined, id: number): unknown => {
+    const find = (list: Array<Record<string, unknown>>): unknown => {
+      for (const m of list) {
+        if (m['field-id'] === id) return m
+        const inner = Array.isArray(m.fields) ? find(m.fields as Array<Record<string, unknown>>) : undefined
+        if (inner !== undefined) return inner
+      }
+      return undefined
+    }
+    return find(mapping ?? [])
+  }
+
+  const renamed = evolve([{ op: 'rename-column', path: 'name', 'new-name': 'customer' }, { op: 'rename-column', path: 'points.x', 'new-name': 'px' }])
+  t.same(entry(renamed.mapping, 2), { 'field-id': 2, names: ['name', 'customer'] }, 'a renamed column answers to both names')
+  t.same(entry(renamed.mapping, 17), { 'field-id': 17, names: ['x', 'px'] }, 'inside a list element struct too')
+  t.same(renamed.updates.at(-1), { action: 'set-properties', updates: { 'schema.name-mapping.default': JSON.stringify(renamed.mapping) } }, 'the commit sets the property after the schema')
+  t.equal(renamed.updates.length, 3, 'add-schema, set-current-schema, set-properties')
+
+  const added = evolve([
+    { op: 'add-column', name: 'note', type: 'string' },
+    { op: 'add-nested-column', parent: 'address', name: 'city', type: 'string' },
+    { op: 'add-nested-column', parent: 'props', name: 'w', type: 'int' },
+    { op: 'add-column', name: 'geo', type: { type: 'struct', fields: [{ name: 'lat', type: 'double' }, { name: 'tags', type: 'list<string>' }] } }
+  ])
+  t.same(entry(added.mapping, 23), { 'field-id': 23, names: ['note'] }, 'a new top-level column')
+  t.same(entry(added.mapping, 24), { 'field-id': 24, names: ['city'] }, 'a new nested column, under its struct')
+  t.same((entry(added.mapping, 6) as { fields: unknown[] }).fields.length, 3, 'address keeps street and zip')
+  t.same(entry(added.mapping, 25), { 'field-id': 25, names: ['w'] }, 'a new field of a map value struct')
+  t.same(entry(added.mapping, 26), {
+    'field-id': 26, names: ['geo'], fields: [{ 'field-id': 27, names: ['lat'] }, { 'field-id': 28, names: ['tags'], fields: [{ 'field-id': 29, names: ['element'] }] }]
+  }, 'a new struct column maps its nested fields and list element')
+
+  const reused = evolve([{ op: 'delete-column', path: 'qty' }, { op: 'add-column', name: 'qty', type: 'long' }])
+  t.same(entry(reused.mapping, 4), { 'field-id': 4, names: [] }, 'the dropped column gives up the name')
+  t.same(entry(reused.mapping, 23), { 'field-id': 23, names: ['qty'] }, 'files with qty now belong to the new column')
+  const swapped = evolve([{ op: 'rename-column', path: 'price', 'new-name': 'cost' }, { op: 'rename-column', path: 'amount', 'new-name': 'price' }])
+  t.same(entry(swapped.mapping, 3), { 'field-id': 3, names: ['cost'] }, 'a name renamed onto a sibling leaves its old holder')
+  t.same(entry(swapped.mapping, 22), { 'field-id': 22, names: ['amount', 'price'] })
+
+  t.same(evolve([{ op: 'update-doc', path: 'price', doc: 'Unit price' }]).mapping, undefined, 'no rename, no new column: the mapping is not touched')
+  t.same(evolve([{ op: 'update-doc', path: 'price', doc: 'x' }]).updates.length, 2, 'and the commit does not set it')
+  const plain = applySchemaChanges(table(), ops([{ op: 'rename-column', path: 'name', 'new-name': 'customer' }]))
+  t.equal(plain.nameMapping, undefined, 'a table without a mapping gets none')
+  t.equal(buildCommitRequest(table(), plain)?.updates.length, 2)
+
+  const broken = table({ properties: { 'schema.name-mapping.default': '{"not": "a list"}' } })
+  const kept = applySchemaChanges(broken, ops([{ op: 'rename-column', path: 'name', 'new-name': 'customer' }]))
+  t.equal(kept.nameMapping, undefined, 'an unreadable mapping is left alone')
+  t.match(kept.warnings.join('\n'), /schema\.name-mapping\.default is left as it is: the mapping is not a JSON array/)
+  t.equal(kept.errors.length, 0, 'the schema change itself still applies')
 })

@@ -18,6 +18,7 @@ import { isPromotionAllowed, minFormatVersion } from '../iceberg/promotion.js'
 import { samePrimitive, sameSchema, sameTypeShape } from '../iceberg/type-equality.js'
 import { MAX_FIELD_ID, type IcebergType, type Schema, type StructType, type TableMetadata } from '../iceberg/types.js'
 import { changeLabel, type SchemaChangeKind, type SchemaChangeOp, type TypeInput } from './change-ops.js'
+import { NAME_MAPPING_PROPERTY, updateNameMapping } from './name-mapping.js'
 import { readSchemaInput, readTypeInput } from './type-input.js'
 import {
   freeze, idsIn, isPrimitive, resolvePath, setSlotType, slotType, splitPath, structForAdd, thaw, withFreshIds,
@@ -44,6 +45,11 @@ export interface EvolveResult {
   readonly noop: boolean
   /** Fresh ids handed out, in order. */
   readonly newFieldIds: readonly number[]
+  /**
+   * The table's `schema.name-mapping.default` updated for the renames and new columns (a JSON
+   * text); undefined when the table has no mapping or nothing in it changes.
+   */
+  readonly nameMapping?: string
   readonly warnings: readonly string[]
   readonly errors: readonly ChangeError[]
 }
@@ -70,7 +76,7 @@ export function applySchemaChanges (metadata: TableMetadata, changes: readonly S
   const e = new Evolver(metadata, current)
   changes.forEach((change, index) => e.apply(change, index))
   const evolved = freeze(e.root, current.identifierFieldIds)
-  const base = { lastColumnId: e.lastId, newFieldIds: [...e.newIds], warnings: e.warnings, errors: e.errors }
+  const base = { lastColumnId: e.lastId, newFieldIds: [...e.newIds], warnings: e.warnings, errors: e.errors, ...nameMappingFor(metadata, current, evolved, e.warnings) }
   if (sameSchema(evolved, current)) {
     return { ...base, schema: { ...evolved, schemaId: metadata.currentSchemaId }, noop: true }
   }
@@ -80,6 +86,18 @@ export function applySchemaChanges (metadata: TableMetadata, changes: readonly S
   }
   const nextId = metadata.schemas.reduce((max, s) => Math.max(max, (s.schemaId ?? -1) + 1), 0)
   return { ...base, schema: { ...evolved, schemaId: nextId }, noop: false }
+}
+
+/** The updated name mapping, when the table has one and the change renames or adds columns. */
+function nameMappingFor (metadata: TableMetadata, current: Schema, evolved: Schema, warnings: string[]): { nameMapping?: string } {
+  const text = metadata.properties[NAME_MAPPING_PROPERTY]
+  if (text === undefined) return {}
+  const update = updateNameMapping(text, current, evolved)
+  if ('problem' in update) {
+    warnings.push(`${NAME_MAPPING_PROPERTY} is left as it is: ${update.problem}; files without field ids will not see renamed or new columns`)
+    return {}
+  }
+  return update.changed ? { nameMapping: update.text } : {}
 }
 
 /** Ids referenced by any partition spec, any sort order, or the identifier fields: never archived. */

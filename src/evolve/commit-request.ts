@@ -8,6 +8,9 @@
  *   only `set-current-schema <id>` (an add-schema equal to an existing schema leaves "last added"
  *   unset in Java, so `-1` would fail there).
  *
+ * When the table has a name mapping that the change affects, a `set-properties` of the updated
+ * `schema.name-mapping.default` follows, in the same commit, as Java's `UpdateSchema` sends it.
+ *
  * `add-schema` carries the deprecated `last-column-id` (the table's new one, never lower than the
  * base's) because catalogs built on Java before 1.8 read it as required; newer ones ignore it and
  * compute their own.
@@ -15,6 +18,7 @@
 import { schemaToJson } from '../iceberg/print.js'
 import type { TableMetadata } from '../iceberg/types.js'
 import type { EvolveResult } from './apply-changes.js'
+import { NAME_MAPPING_PROPERTY } from './name-mapping.js'
 
 export interface CommitTableRequestJson {
   identifier?: { namespace: string[], name: string }
@@ -42,6 +46,7 @@ export function buildCommitRequest (
         { action: 'add-schema', schema: schemaToJson(result.schema), 'last-column-id': result.lastColumnId },
         { action: 'set-current-schema', 'schema-id': -1 }
       ]
+  if (result.nameMapping !== undefined) updates.push({ action: 'set-properties', updates: { [NAME_MAPPING_PROPERTY]: result.nameMapping } })
   const body: CommitTableRequestJson = { requirements, updates }
   return identifier === undefined ? body : { identifier: { namespace: [...identifier.namespace], name: identifier.name }, ...body }
 }
