@@ -531,3 +531,38 @@ t.test('name mapping: renames add a name, new columns get entries, a reused name
   t.match(kept.warnings.join('\n'), /schema\.name-mapping\.default is left as it is: the mapping is not a JSON array/)
   t.equal(kept.errors.length, 0, 'the schema change itself still applies')
 })
+
+t.test('ensure-column on nested types: adds what is missing, promotes inside, keeps the rest; refuses anything else', async t => {
+  const meta = table()
+  const r = applySchemaChanges(meta, ops([
+    { op: 'ensure-column', path: 'address', type: 'struct<street: string, zip: string, city: string>' },
+    { op: 'ensure-column', path: 'points', type: 'list<struct<x: long, y: long>>' },
+    { op: 'ensure-column', path: 'attrs', type: 'map<int, string>' }
+  ]))
+  t.same(r.errors, [])
+  t.same([fieldAt(r.schema, 'address.street')?.id, fieldAt(r.schema, 'address.zip')?.id, fieldAt(r.schema, 'address.city')?.id], [7, 8, 23], 'a missing struct field is added; the others keep their ids')
+  t.equal(typeToString(fieldAt(r.schema, 'points.element.x')?.type ?? 'x' as never), 'long', 'int -> long inside a list element struct')
+  t.equal(fieldAt(r.schema, 'points.element.x')?.id, 17)
+  t.equal(fieldAt(r.schema, 'points.element.y')?.id, 24)
+  t.equal(r.lastColumnId, 24)
+
+  const kept = applySchemaChanges(meta, ops([{ op: 'ensure-column', path: 'address', type: 'struct<zip: string>' }]))
+  t.equal(kept.noop, true, 'fields the wanted type does not name stay: ensure never drops')
+  const value = applySchemaChanges(meta, ops([{ op: 'ensure-column', path: 'props', type: 'map<string, struct<v: string, n: int>>' }]))
+  t.equal(fieldAt(value.schema, 'props.value.n')?.id, 23, 'a field added to a map value struct')
+
+  const key = applySchemaChanges(meta, ops([{ op: 'ensure-column', path: 'attrs', type: 'map<long, string>' }]))
+  t.match(key.errors, [{ path: 'attrs', message: /map keys never change: attrs\.key is int/ }])
+  const narrowed = applySchemaChanges(meta, ops([{ op: 'ensure-column', path: 'address', type: 'struct<zip: int, extra: string>' }]))
+  t.match(narrowed.errors, [{ path: 'address', message: /address\.zip string -> int is not a promotion.*legacy-archival/ }])
+  t.equal(narrowed.lastColumnId, 22, 'a refused change hands out no id')
+  const kind = applySchemaChanges(meta, ops([{ op: 'ensure-column', path: 'tags', type: 'map<string, string>' }]))
+  t.match(kind.errors, [{ message: /tags is a list, not a map/ }])
+
+  // With legacy-archival the old struct is kept whole and a new one added; the failed in-place
+  // attempt (which would have added `extra`) leaves no gap in the ids.
+  const archived = applySchemaChanges(meta, ops([{ op: 'ensure-column', path: 'address', type: 'struct<zip: int, extra: string>', 'legacy-archival': true }]))
+  t.same(archived.errors, [])
+  t.same([fieldAt(archived.schema, 'address__legacy_1')?.id, fieldAt(archived.schema, 'address')?.id, fieldAt(archived.schema, 'address.zip')?.id], [6, 23, 24])
+  t.same(archived.newFieldIds, [23, 24, 25])
+})

@@ -364,14 +364,20 @@ class Evolver {
     const field = slot.field
     const setDoc = (): void => { if (doc !== undefined && doc !== field.doc) field.doc = doc }
     if (sameTypeShape(field.type as IcebergType, type)) { setDoc(); return }
-    if (isPrimitive(field.type) && isPrimitive(type) && isPromotionAllowed(field.type, type, this.formatVersion)) {
-      field.type = type
+    // Evolve in place where the spec allows it, on a copy: a refusal deep inside leaves the column,
+    // and the ids handed out meanwhile, as they were.
+    const mark = { lastId: this.lastId, newIds: this.newIds.length }
+    const ensured = this.ensureType(thaw(field.type as IcebergType), type, slot.path)
+    if (typeof ensured !== 'string') {
+      field.type = ensured
       setDoc()
       return
     }
+    this.lastId = mark.lastId
+    this.newIds.length = mark.newIds
     const had = typeToString(field.type as IcebergType)
     if (!archival) {
-      throw new Refusal(`${slot.path} is ${had}, wanted ${typeToString(type)}, which is not a promotion the spec allows for format version ${this.formatVersion}; ` +
+      throw new Refusal(`${slot.path} is ${had}, wanted ${typeToString(type)}: ${ensured}; ` +
         `set legacy-archival to keep the old column as ${field.name}${LEGACY_SUFFIX}N and add a new ${field.name}`, slot.path)
     }
     const archivedAs = this.archive(slot, `replaced by a new ${field.name} of type ${typeToString(type)}`)
@@ -379,6 +385,51 @@ class Evolver {
     this.checkVersion(type, slot.path)
     const splitAt = splitPath(slot.path).parent
     this.addField(slot.parent, splitAt, splitPath(slot.path).name, type, doc)
+  }
+
+  /**
+   * `existing` brought to at least `wanted`, evolving it in place: struct fields `wanted` names
+   * and `existing` lacks are added (optional, fresh ids), primitives are promoted as the spec
+   * allows, lists and maps are followed into their elements and values. Fields `wanted` does not
+   * name stay, as do nullability and nested docs. Any other difference is returned as the reason
+   * it cannot be done.
+   */
+  private ensureType (existing: WType, wanted: IcebergType, path: string): WType | string {
+    if (isPrimitive(existing) || isPrimitive(wanted)) {
+      if (isPrimitive(existing) && isPrimitive(wanted)) {
+        if (samePrimitive(existing, wanted)) return existing
+        if (isPromotionAllowed(existing, wanted, this.formatVersion)) return wanted
+      }
+      return `${path} ${typeToString(existing as IcebergType)} -> ${typeToString(wanted)} is not a promotion the spec allows for format version ${this.formatVersion}`
+    }
+    if (existing.kind === 'struct' && wanted.kind === 'struct') {
+      for (const w of wanted.fields) {
+        const e = existing.fields.find(f => f.name === w.name)
+        if (e === undefined) {
+          this.addField(existing, path, w.name, w.type, w.doc)
+          continue
+        }
+        const t = this.ensureType(e.type, w.type, `${path}.${w.name}`)
+        if (typeof t === 'string') return t
+        e.type = t
+      }
+      return existing
+    }
+    if (existing.kind === 'list' && wanted.kind === 'list') {
+      const t = this.ensureType(existing.element, wanted.element, `${path}.element`)
+      if (typeof t === 'string') return t
+      existing.element = t
+      return existing
+    }
+    if (existing.kind === 'map' && wanted.kind === 'map') {
+      // Java SchemaUpdate: map keys never change (they are hashed and compared by type).
+      if (!sameTypeShape(existing.key as IcebergType, wanted.key)) return `map keys never change: ${path}.key is ${typeToString(existing.key as IcebergType)}`
+      const t = this.ensureType(existing.value, wanted.value, `${path}.value`)
+      if (typeof t === 'string') return t
+      existing.value = t
+      return existing
+    }
+    return `${path} is a ${existing.kind}, not a ${wanted.kind}; a column never changes kind`
   }
 
   private ensureRename (from: string, to: string): void {
