@@ -1,7 +1,8 @@
 /**
  * The embedded development catalog on its own, over HTTP on 127.0.0.1:0: config, namespaces,
- * tables, path decoding, paging, ETags, errors, views, request recording.
- * Commits, transactions, concurrency and persistence are in catalog-commits.test.ts.
+ * tables, path decoding, paging, ETags, errors, request recording.
+ * Commits, transactions, concurrency and persistence are in catalog-commits.test.ts; views in
+ * catalog-views.test.ts.
  */
 import t, { type Test } from 'tap'
 import { request as httpRequest } from 'node:http'
@@ -81,7 +82,8 @@ t.test('GET /v1/config advertises endpoints, and the prefix when one is set', as
   t.ok(res.json.endpoints.includes('POST /v1/{prefix}/namespaces/{namespace}/tables/{table}'))
   t.ok(res.json.endpoints.includes('POST /v1/{prefix}/transactions/commit'))
   t.ok(res.json.endpoints.includes('HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}'))
-  t.notOk(res.json.endpoints.some((e: string) => e.includes('/views')), 'views are not advertised')
+  t.ok(res.json.endpoints.includes('POST /v1/{prefix}/namespaces/{namespace}/views/{view}'), 'views are advertised (catalog-views.test.ts)')
+  t.notOk(res.json.endpoints.some((e: string) => e.endsWith('/plan') || e.endsWith('/sign')), 'scan planning and signing are not')
 
   const prefixed = await start(t, { prefix: 'dev' })
   const cfg = await call(prefixed, 'GET', '/v1/config')
@@ -370,16 +372,6 @@ t.test('errors: unknown path 404, wrong method 405, malformed JSON and duplicate
   isErrorModel(t, await call(c, 'POST', '/v1/namespaces', '{"namespace": ['), 400, 'BadRequestException')
   isErrorModel(t, await call(c, 'POST', '/v1/namespaces', '{"namespace":["a"],"namespace":["b"]}'), 400, 'BadRequestException')
   isErrorModel(t, await call(c, 'POST', '/v1/namespaces', '[]'), 400, 'BadRequestException')
-})
-
-t.test('views: none exist; listing is empty, loading is 404, writing is 406', async t => {
-  const c = await start(t)
-  await createNs(t, c, 'db')
-  t.same((await call(c, 'GET', '/v1/namespaces/db/views')).json, { identifiers: [], 'next-page-token': null })
-  isErrorModel(t, await call(c, 'GET', '/v1/namespaces/nope/views'), 404, 'NoSuchNamespaceException')
-  isErrorModel(t, await call(c, 'GET', '/v1/namespaces/db/views/v'), 404, 'NoSuchViewException')
-  isErrorModel(t, await call(c, 'POST', '/v1/namespaces/db/views', { name: 'v' }), 406, 'UnsupportedOperationException')
-  isErrorModel(t, await call(c, 'POST', '/v1/views/rename', {}), 406, 'UnsupportedOperationException')
 })
 
 t.test('oauth token, metrics and credentials endpoints answer', async t => {

@@ -211,15 +211,38 @@ t.test('views get structural checks only', async t => {
   t.equal(posts(catalog).length, 0)
   const fine = await postJson(`${proxy.url}/v1/namespaces/db/views`, viewBody([{ id: 1, name: 'a', required: false, type: 'int' }]))
   t.equal(posts(catalog).length, 1, 'a well-formed view is forwarded')
-  t.not((fine.json as { error?: { type: string } }).error?.type, 'ValidationException', 'the answer is the catalog\'s, relayed as it came')
+  t.equal(fine.status, 200, 'and the embedded catalog creates it')
+  const uuid = (fine.json as { metadata: { 'view-uuid': string } }).metadata['view-uuid']
   // A view's schema may change freely: a type change that a table could not make passes.
   const replaceView = await postJson(`${proxy.url}/v1/namespaces/db/views/v`, {
     requirements: [],
     updates: [{ action: 'add-schema', schema: { type: 'struct', 'schema-id': 1, fields: [{ id: 1, name: 'a', required: true, type: 'string' }] } }]
   })
   t.equal(posts(catalog).length, 2, 'the view change was forwarded')
-  t.not(replaceView.status, 400)
+  t.equal(replaceView.status, 200, replaceView.text)
   t.same(log.audits().at(-1)!.flows, ['view'])
+
+  // ALTER VIEW ... AS with a malformed schema (a field id twice) stops at the gate.
+  const replace = (fields: unknown[]) => ({
+    requirements: [{ type: 'assert-view-uuid', uuid }],
+    updates: [
+      { action: 'add-schema', schema: { type: 'struct', 'schema-id': 2, fields } },
+      { action: 'add-view-version', 'view-version': { 'version-id': 2, 'schema-id': -1, 'timestamp-ms': 2, summary: {}, representations: [{ type: 'sql', sql: 'select 2', dialect: 'spark' }], 'default-namespace': ['db'] } },
+      { action: 'set-current-view-version', 'view-version-id': -1 }
+    ]
+  })
+  catalog.clearRequests()
+  const badReplace = await postJson(`${proxy.url}/v1/namespaces/db/views/v`, replace([{ id: 1, name: 'a', required: false, type: 'long' }, { id: 1, name: 'b', required: false, type: 'long' }]))
+  t.equal(badReplace.status, 400)
+  t.match((badReplace.json as { error: { message: string } }).error.message, 'FIELD_ID_UNIQUE')
+  t.equal(posts(catalog).length, 0, 'the malformed view commit never reached the catalog')
+  const goodReplace = await postJson(`${proxy.url}/v1/namespaces/db/views/v`, replace([{ id: 1, name: 'a', required: false, type: 'long' }, { id: 2, name: 'b', required: false, type: 'long' }]))
+  t.equal(goodReplace.status, 200, goodReplace.text)
+  t.equal(posts(catalog).length, 1, 'the good one was forwarded')
+  const loaded = await request(`${catalog.url}/v1/namespaces/db/views/v`)
+  const view = await loaded.body.json() as { metadata: { 'current-version-id': number, versions: Array<{ 'version-id': number, 'schema-id': number }> } }
+  t.equal(view.metadata['current-version-id'], 2, 'the new version landed in the catalog')
+  t.equal(view.metadata.versions.find(v => v['version-id'] === 2)?.['schema-id'], 2)
 })
 
 t.test('upstream answers: 404/401/403 relayed, unreachable is 503, a lost answer is 502', async t => {

@@ -1,11 +1,11 @@
-import { badRequest, noSuchTable } from './errors.js'
+import { alreadyExists, badRequest, noSuchTable } from './errors.js'
 import { type CatalogContext, type CatalogRequest, noContent, type Reply, requireNamespace } from './context.js'
 import { isObject, type JsonObject } from './json.js'
 import { etagFor } from './load-result.js'
 import { MetadataBuilder } from './metadata-builder.js'
 import { checkName, checkNamespace, tableKey, tableName } from './paths.js'
 import { checkRequirements, parseRequirements, type Requirement } from './requirements.js'
-import type { TableRecord } from './store.js'
+import type { CatalogState, TableRecord } from './store.js'
 import { parseUpdates, type Update } from './table-updates.js'
 
 /**
@@ -60,6 +60,11 @@ export async function commitTransaction (ctx: CatalogContext, req: CatalogReques
   return noContent()
 }
 
+/** A create (assert-create) may not take a view's identifier (Java: "View with same name already exists"). */
+function assertNoView (state: CatalogState, namespace: readonly string[], name: string): void {
+  if (state.views.has(tableKey(namespace, name))) throw alreadyExists(`View with same name already exists: ${tableName(namespace, name)}`)
+}
+
 function formatVersionOf (updates: readonly Update[]): number {
   const upgrade = updates.find(u => u.action === 'upgrade-format-version')
   return upgrade === undefined ? 2 : upgrade['format-version'] as number
@@ -84,6 +89,7 @@ async function commitChanges (ctx: CatalogContext, changes: readonly TableChange
         if (!isCreate) throw noSuchTable(`Table does not exist: ${tableName(change.namespace, change.name)}`)
         if (change.requirements.length !== 1) throw badRequest('Invalid create requirements: assert-create must be the only requirement')
         requireNamespace(state, change.namespace)
+        assertNoView(state, change.namespace, change.name)
         builder = MetadataBuilder.fromEmpty(formatVersionOf(change.updates))
       } else {
         checkRequirements(change.requirements, w.metadata)
@@ -120,7 +126,10 @@ async function commitChanges (ctx: CatalogContext, changes: readonly TableChange
             if (draft.tables.get(key)?.metadataLocation !== w.record?.metadataLocation) {
               throw new Error(`concurrent change of ${tableName(namespace, name)} while locked`)
             }
-            if (w.record === undefined) requireNamespace(draft, namespace)
+            if (w.record === undefined) {
+              requireNamespace(draft, namespace)
+              assertNoView(draft, namespace, name)
+            }
             draft.tables.set(key, { namespace, name, metadataLocation: location })
           }
         })

@@ -51,9 +51,10 @@ export async function dropNamespace (ctx: CatalogContext, req: CatalogRequest): 
     requireNamespace(draft, levels)
     const key = nsKey(levels)
     const tables = [...draft.tables.values()].filter(t => nsKey(t.namespace) === key).length
+    const views = [...draft.views.values()].filter(v => nsKey(v.namespace) === key).length
     const children = [...draft.namespaces.values()].filter(n => n.levels.length > levels.length && nsKey(n.levels.slice(0, levels.length)) === key).length
-    if (tables + children > 0) {
-      throw namespaceNotEmpty(`Namespace ${nsName(levels)} is not empty: it contains ${tables} table(s) and ${children} namespace(s)`)
+    if (tables + views + children > 0) {
+      throw namespaceNotEmpty(`Namespace ${nsName(levels)} is not empty: it contains ${tables} table(s), ${views} view(s) and ${children} namespace(s)`)
     }
     draft.namespaces.delete(key)
   })

@@ -16,6 +16,11 @@ const INT_FIELDS: Record<string, [field: string, metadataKey: string, what: stri
   'assert-default-sort-order-id': ['default-sort-order-id', 'default-sort-order-id', 'default sort order changed']
 }
 
+/** Every table requirement type; sent with a view commit they are a 400 (Java: "Cannot validate ... against a view"). */
+export const TABLE_REQUIREMENT_TYPES: ReadonlySet<string> = new Set([
+  ...Object.keys(INT_FIELDS), 'assert-create', 'assert-table-uuid', 'assert-ref-snapshot-id'
+])
+
 /** Checks each requirement's shape; unknown types are a 400 (spec: servers must reject them). */
 export function parseRequirements (raw: unknown): Requirement[] {
   if (raw === undefined || raw === null) return []
@@ -35,6 +40,8 @@ export function parseRequirements (raw: unknown): Requirement[] {
       if (r['snapshot-id'] !== null && idKey(r['snapshot-id']) === undefined) {
         throw badRequest('Invalid requirement assert-ref-snapshot-id: snapshot-id must be an integer or null')
       }
+    } else if (type === 'assert-view-uuid') {
+      throw badRequest('Cannot validate assert-view-uuid against a table: it is a view requirement')
     } else if (type !== 'assert-create') {
       throw badRequest(`Unknown requirement type: ${r.type}`)
     }

@@ -1,8 +1,9 @@
 import { commitTable, commitTransaction } from './commits.js'
-import { type CatalogContext, type CatalogRequest, json, type Reply, requireNamespace } from './context.js'
-import { noSuchView, unsupported } from './errors.js'
+import type { CatalogContext, CatalogRequest, Reply } from './context.js'
+import { unsupported } from './errors.js'
 import { createNamespace, dropNamespace, listNamespaces, loadNamespace, namespaceExists, updateNamespaceProperties } from './namespaces.js'
 import { createTable, dropTable, listTables, loadCredentials, loadTable, registerTable, renameTable, reportMetrics, tableExists } from './tables.js'
+import { commitView, createView, dropView, listViews, loadView, registerView, renameView, viewExists } from './views.js'
 
 /**
  * The route table: paths after `/v1/{prefix}` (the prefix is optional), `:ns` and `:table`
@@ -17,7 +18,6 @@ export interface Route {
   readonly advertise: boolean
 }
 
-const viewsUnsupported: Handler = () => { throw unsupported('Views are not supported by the embedded catalog') }
 const notSupported = (what: string): Handler => () => { throw unsupported(`${what} is not supported by the embedded catalog`) }
 
 export const ROUTES: readonly Route[] = [
@@ -32,30 +32,12 @@ export const ROUTES: readonly Route[] = [
   { path: ['namespaces', ':ns', 'tables', ':table', 'unregister'], methods: { POST: (ctx, req) => dropTable(ctx, req, false) }, advertise: false },
   { path: ['tables', 'rename'], methods: { POST: renameTable }, advertise: true },
   { path: ['transactions', 'commit'], methods: { POST: commitTransaction }, advertise: true },
-  // Views: the catalog holds none. Listing answers empty, loading 404, writing 406.
-  {
-    path: ['namespaces', ':ns', 'views'],
-    methods: {
-      GET: (ctx, req) => {
-        requireNamespace(ctx.store.state, req.namespace)
-        return json({ identifiers: [], 'next-page-token': null })
-      },
-      POST: viewsUnsupported
-    },
-    advertise: false
-  },
-  {
-    path: ['namespaces', ':ns', 'views', ':table'],
-    methods: {
-      GET: (_ctx, req) => { throw noSuchView(`View does not exist: ${[...req.namespace, req.table].join('.')}`) },
-      HEAD: (_ctx, req) => { throw noSuchView(`View does not exist: ${[...req.namespace, req.table].join('.')}`) },
-      POST: viewsUnsupported,
-      DELETE: (_ctx, req) => { throw noSuchView(`View does not exist: ${[...req.namespace, req.table].join('.')}`) }
-    },
-    advertise: false
-  },
-  { path: ['views', 'rename'], methods: { POST: viewsUnsupported }, advertise: false },
-  { path: ['namespaces', ':ns', 'register-view'], methods: { POST: viewsUnsupported }, advertise: false },
+  // Views (spec listViews … registerView): advertised, so Java clients call them (they skip view
+  // endpoints a server's `endpoints` list leaves out).
+  { path: ['namespaces', ':ns', 'views'], methods: { GET: listViews, POST: createView }, advertise: true },
+  { path: ['namespaces', ':ns', 'views', ':table'], methods: { GET: loadView, HEAD: viewExists, POST: commitView, DELETE: dropView }, advertise: true },
+  { path: ['views', 'rename'], methods: { POST: renameView }, advertise: true },
+  { path: ['namespaces', ':ns', 'register-view'], methods: { POST: registerView }, advertise: true },
   // Server-side scan planning and remote signing: not offered (and not advertised, so clients do not ask).
   { path: ['namespaces', ':ns', 'tables', ':table', 'plan'], methods: { POST: notSupported('Scan planning') }, advertise: false },
   { path: ['namespaces', ':ns', 'tables', ':table', 'plan', ':plan'], methods: { GET: notSupported('Scan planning'), DELETE: notSupported('Scan planning') }, advertise: false },
@@ -68,7 +50,9 @@ export function advertisedEndpoints (): string[] {
   const out: string[] = []
   for (const route of ROUTES) {
     if (!route.advertise) continue
-    const path = '/v1/{prefix}/' + route.path.map(p => p === ':ns' ? '{namespace}' : p === ':table' ? '{table}' : p).join('/')
+    // The spec names the last segment {view} on view routes, {table} elsewhere.
+    const last = route.path.includes('views') ? '{view}' : '{table}'
+    const path = '/v1/{prefix}/' + route.path.map(p => p === ':ns' ? '{namespace}' : p === ':table' ? last : p).join('/')
     for (const method of Object.keys(route.methods)) out.push(`${method} ${path}`)
   }
   return out

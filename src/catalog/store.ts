@@ -9,9 +9,9 @@ import { stringMap } from './schema.js'
 
 /**
  * Persistence of the embedded catalog. Two things are stored:
- * - table metadata files, written once and never changed, as the spec lays them out
+ * - table and view metadata files, written once and never changed, as the spec lays them out
  *   (`<table location>/metadata/<NNNNN>-<uuid>.metadata.json`);
- * - a small state file (namespaces with their properties, table → current metadata location),
+ * - a small state file (namespaces with their properties, table or view → current metadata location),
  *   replaced atomically (temp file, fsync, rename), so a commit becomes visible all at once or
  *   not at all, for one table or for a whole transaction.
  * With `memory: true` both live in memory only.
@@ -19,9 +19,13 @@ import { stringMap } from './schema.js'
 
 export interface NamespaceRecord { readonly levels: readonly string[], readonly properties: Readonly<Record<string, string>> }
 export interface TableRecord { readonly namespace: readonly string[], readonly name: string, readonly metadataLocation: string }
+/** A view has the same record as a table: its identifier and its current view metadata file. */
+export type ViewRecord = TableRecord
 export interface CatalogState {
   readonly namespaces: Map<string, NamespaceRecord>
   readonly tables: Map<string, TableRecord>
+  /** Keyed like `tables` (`tableKey`); an identifier is a table or a view, never both. */
+  readonly views: Map<string, ViewRecord>
 }
 
 const STATE_FILE = '.iceguard-catalog.json'
@@ -37,7 +41,7 @@ export class CatalogStore {
   /** Absolute warehouse folder; every file the catalog writes or deletes lies inside it. */
   readonly root: string
   readonly rootUri: string
-  #state: CatalogState = { namespaces: new Map(), tables: new Map() }
+  #state: CatalogState = { namespaces: new Map(), tables: new Map(), views: new Map() }
   readonly #stateLock = new KeyedLock()
   readonly #files = new Map<string, string>()
   readonly #cache = new Map<string, { metadata: JsonObject, chars: number }>()
@@ -68,7 +72,11 @@ export class CatalogStore {
    */
   async update<T> (mutate: (draft: CatalogState) => T): Promise<T> {
     return await this.#stateLock.run(['state'], async () => {
-      const draft: CatalogState = { namespaces: new Map(this.#state.namespaces), tables: new Map(this.#state.tables) }
+      const draft: CatalogState = {
+        namespaces: new Map(this.#state.namespaces),
+        tables: new Map(this.#state.tables),
+        views: new Map(this.#state.views)
+      }
       const result = mutate(draft)
       if (!this.memory) await this.#saveState(draft)
       this.#state = draft
@@ -221,9 +229,10 @@ export class CatalogStore {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return
       throw err
     }
-    const raw = JSON.parse(text) as { namespaces?: unknown[], tables?: unknown[] }
+    const raw = JSON.parse(text) as { namespaces?: unknown[], tables?: unknown[], views?: unknown[] }
     const namespaces = new Map<string, NamespaceRecord>()
     const tables = new Map<string, TableRecord>()
+    const views = new Map<string, ViewRecord>()
     for (const n of raw.namespaces ?? []) {
       const r = n as { namespace: string[], properties?: unknown }
       namespaces.set(nsKey(r.namespace), { levels: r.namespace, properties: stringMap(r.properties, 'namespace properties') })
@@ -232,14 +241,20 @@ export class CatalogStore {
       const r = t as { namespace: string[], name: string, 'metadata-location': string }
       tables.set(tableKey(r.namespace, r.name), { namespace: r.namespace, name: r.name, metadataLocation: r['metadata-location'] })
     }
-    this.#state = { namespaces, tables }
+    // State files written before views were supported have no `views`.
+    for (const v of raw.views ?? []) {
+      const r = v as { namespace: string[], name: string, 'metadata-location': string }
+      views.set(tableKey(r.namespace, r.name), { namespace: r.namespace, name: r.name, metadataLocation: r['metadata-location'] })
+    }
+    this.#state = { namespaces, tables, views }
   }
 
   async #saveState (state: CatalogState): Promise<void> {
     const doc = {
       format: 1,
       namespaces: [...state.namespaces.values()].map(n => ({ namespace: n.levels, properties: n.properties })),
-      tables: [...state.tables.values()].map(t => ({ namespace: t.namespace, name: t.name, 'metadata-location': t.metadataLocation }))
+      tables: [...state.tables.values()].map(t => ({ namespace: t.namespace, name: t.name, 'metadata-location': t.metadataLocation })),
+      views: [...state.views.values()].map(v => ({ namespace: v.namespace, name: v.name, 'metadata-location': v.metadataLocation }))
     }
     await writeAtomically(path.join(this.root, STATE_FILE), JSON.stringify(doc, null, 2))
   }

@@ -8,9 +8,11 @@ import { idKey, isObject, type JsonObject } from './json.js'
  */
 export type Update = JsonObject & { action: string }
 
-type Kind = 'int' | 'long' | 'string' | 'object' | 'int[]' | 'long[]' | 'string[]'
+export type Kind = 'int' | 'long' | 'string' | 'object' | 'int[]' | 'long[]' | 'string[]'
+/** The fields each action needs, and the kind of each. */
+export type ActionFields = Readonly<Record<string, Readonly<Record<string, Kind>>>>
 
-const FIELDS: Record<string, Record<string, Kind>> = {
+export const TABLE_UPDATE_FIELDS: ActionFields = {
   'assign-uuid': { uuid: 'string' },
   'upgrade-format-version': { 'format-version': 'int' },
   'add-schema': { schema: 'object' },
@@ -37,7 +39,7 @@ const FIELDS: Record<string, Record<string, Kind>> = {
 }
 
 /** Actions the spec defines only for views; sent to a table they are a bad request. */
-const VIEW_ONLY = new Set(['add-view-version', 'set-current-view-version'])
+export const VIEW_ONLY_ACTIONS: ReadonlySet<string> = new Set(['add-view-version', 'set-current-view-version'])
 
 const isInt = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v)
 
@@ -59,15 +61,23 @@ const KIND_TEXT: Record<Kind, string> = {
 }
 
 export function parseUpdates (raw: unknown): Update[] {
+  return parseActions(raw, 'table', TABLE_UPDATE_FIELDS, VIEW_ONLY_ACTIONS)
+}
+
+/**
+ * Checks an update list against the actions of its target (`fields`); an action that belongs to
+ * the other kind of object (`foreign`) gets its own message, any other unknown action a 400.
+ */
+export function parseActions (raw: unknown, target: 'table' | 'view', known: ActionFields, foreign: ReadonlySet<string>): Update[] {
   if (raw === undefined || raw === null) return []
   if (!Array.isArray(raw)) throw badRequest('Invalid commit: updates must be an array')
   return raw.map((u, i) => {
     if (!isObject(u) || typeof u.action !== 'string') throw badRequest(`Invalid update ${i}: missing action`)
     // Java MetadataUpdateParser reads the action case-insensitively.
     const action = u.action.toLowerCase()
-    if (VIEW_ONLY.has(action)) throw badRequest(`Cannot apply update ${action} to a table: it is a view update`)
-    const fields = FIELDS[action]
-    if (fields === undefined) throw badRequest(`Unknown table update action: ${u.action}`)
+    if (foreign.has(action)) throw badRequest(`Cannot apply update ${action} to a ${target}: it is a ${target === 'table' ? 'view' : 'table'} update`)
+    const fields = Object.hasOwn(known, action) ? known[action] : undefined
+    if (fields === undefined) throw badRequest(`Unknown ${target} update action: ${u.action}`)
     for (const [field, kind] of Object.entries(fields)) {
       if (!hasKind(u[field], kind)) throw badRequest(`Invalid update ${action}: ${field} must be ${KIND_TEXT[kind]}`)
     }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { alreadyExists, badRequest } from './errors.js'
-import { type CatalogContext, type CatalogRequest, json, noContent, type Reply, requireNamespace, requireTable } from './context.js'
+import { assertNameFree, type CatalogContext, type CatalogRequest, json, noContent, type Reply, requireNamespace, requireTable } from './context.js'
 import { isObject, type JsonObject } from './json.js'
 import { etagFor, loadResult, matchesEtag, type SnapshotMode } from './load-result.js'
 import { MetadataBuilder } from './metadata-builder.js'
@@ -22,7 +22,7 @@ export function listTables (ctx: CatalogContext, req: CatalogRequest): Reply {
 
 function assertCanCreate (state: CatalogState, ns: readonly string[], name: string): void {
   requireNamespace(state, ns)
-  if (state.tables.has(tableKey(ns, name))) throw alreadyExists(`Table already exists: ${tableName(ns, name)}`)
+  assertNameFree(state, ns, name, 'table')
 }
 
 /** Rebinds partition or sort source ids to the fresh ids (Java binds them by column name; the mapping is the same). */
@@ -137,9 +137,10 @@ export async function dropTable (ctx: CatalogContext, req: CatalogRequest, purge
   return noContent()
 }
 
-function identifier (raw: unknown, what: string): { namespace: string[], name: string } {
-  if (!isObject(raw)) throw badRequest(`Invalid ${what}: must be a table identifier`)
-  return { namespace: checkNamespace(raw.namespace), name: checkName('table', raw.name) }
+/** A `TableIdentifier` in a request body (rename source and destination, for tables and views). */
+export function identifier (raw: unknown, what: string, kind: 'table' | 'view' = 'table'): { namespace: string[], name: string } {
+  if (!isObject(raw)) throw badRequest(`Invalid ${what}: must be a ${kind} identifier`)
+  return { namespace: checkNamespace(raw.namespace), name: checkName(kind, raw.name) }
 }
 
 export async function renameTable (ctx: CatalogContext, req: CatalogRequest): Promise<Reply> {
@@ -154,6 +155,7 @@ export async function renameTable (ctx: CatalogContext, req: CatalogRequest): Pr
       const record = requireTable(draft, from.namespace, from.name)
       requireNamespace(draft, to.namespace)
       if (draft.tables.has(toKey)) throw alreadyExists(`Cannot rename ${tableName(from.namespace, from.name)} to ${tableName(to.namespace, to.name)}: table already exists`)
+      if (draft.views.has(toKey)) throw alreadyExists(`Cannot rename ${tableName(from.namespace, from.name)} to ${tableName(to.namespace, to.name)}: view already exists`)
       draft.tables.delete(fromKey)
       // Files stay where they are, as in Java; the next commit writes beside the table's location.
       draft.tables.set(toKey, { namespace: to.namespace, name: to.name, metadataLocation: record.metadataLocation })
@@ -167,6 +169,9 @@ function normalizeRegistered (m: JsonObject, location: string): JsonObject {
   const v = m['format-version']
   if (v !== 1 && v !== 2 && v !== 3) throw badRequest(`Cannot register ${location}: unsupported format-version ${String(v)}`)
   if (typeof m.location !== 'string') throw badRequest(`Cannot register ${location}: metadata has no location`)
+  if (typeof m['view-uuid'] === 'string' && m['table-uuid'] === undefined) {
+    throw badRequest(`Cannot register ${location}: it is view metadata; register it with register-view`)
+  }
   const out: JsonObject = { ...m }
   if (!Array.isArray(out.schemas)) {
     if (!isObject(m.schema)) throw badRequest(`Cannot register ${location}: metadata has no schema`)
@@ -188,6 +193,13 @@ function normalizeRegistered (m: JsonObject, location: string): JsonObject {
   return out
 }
 
+/** A register request's metadata-location; a relative path names a file in the warehouse. */
+export function resolveMetadataLocation (ctx: CatalogContext, raw: string): string {
+  return ctx.store.localPath(raw) === undefined && !/^[a-z][a-z0-9+.-]*:/i.test(raw)
+    ? `${ctx.store.rootUri}/${raw.replace(/^\.\//, '')}`
+    : raw
+}
+
 export async function registerTable (ctx: CatalogContext, req: CatalogRequest): Promise<Reply> {
   const body = req.body()
   if (!isObject(body)) throw badRequest('Invalid register table request: body must be an object')
@@ -195,10 +207,7 @@ export async function registerTable (ctx: CatalogContext, req: CatalogRequest): 
   const name = checkName('table', body.name)
   const raw = body['metadata-location']
   if (typeof raw !== 'string' || raw === '') throw badRequest('Invalid register table request: metadata-location is required')
-  // A relative path names a file in the warehouse.
-  const metadataLocation = ctx.store.localPath(raw) === undefined && !/^[a-z][a-z0-9+.-]*:/i.test(raw)
-    ? `${ctx.store.rootUri}/${raw.replace(/^\.\//, '')}`
-    : raw
+  const metadataLocation = resolveMetadataLocation(ctx, raw)
   const key = tableKey(ns, name)
   return await ctx.locks.run([key], async () => {
     requireNamespace(ctx.store.state, ns)
@@ -206,6 +215,8 @@ export async function registerTable (ctx: CatalogContext, req: CatalogRequest): 
     ctx.store.remember(metadataLocation, metadata)
     await ctx.store.update(draft => {
       requireNamespace(draft, ns)
+      // overwrite replaces a table's pointer, never a view.
+      if (draft.views.has(key)) throw alreadyExists(`View with same name already exists: ${tableName(ns, name)}`)
       if (draft.tables.has(key) && body.overwrite !== true) throw alreadyExists(`Table already exists: ${tableName(ns, name)}`)
       draft.tables.set(key, { namespace: ns, name, metadataLocation })
     })
