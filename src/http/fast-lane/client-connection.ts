@@ -58,12 +58,32 @@ const MAX_RESPONSE_HEAD = 64 * 1024
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1')
 /** A head and a body up to this size go out as one buffer: one plain write instead of a writev. */
 const JOIN_LIMIT = 64 * 1024
+/** Room for a body of JOIN_LIMIT after a head of up to 32 KB; a larger join gets a buffer of its own. */
+const JOIN_BUFFER_SIZE = JOIN_LIMIT + 32 * 1024
 
-function joined (head: string, body: Buffer): Buffer {
-  const out = Buffer.allocUnsafe(head.length + body.length)
+/**
+ * One buffer, reused, in which heads and bodies are joined for their write. A fresh buffer per
+ * join cost an ArrayBuffer allocation (malloc, V8's backing-store bookkeeping and its sweeping)
+ * for every answer and every commit: ~4% of iceguard's CPU samples on the data-commit workload
+ * (perf), and reuse cut the CPU per request by 8–13% on small loads and data commits (A/B runs
+ * alternating both builds). Reuse is safe because a write the kernel takes whole is copied before
+ * `write` returns; when it is not (the socket busy or short of buffer space), the stream keeps
+ * the bytes and the buffer is left to it.
+ */
+let joinBuffer = Buffer.allocUnsafeSlow(JOIN_BUFFER_SIZE)
+
+/** Writes `head` (latin1) and `body` to `socket` in one write; returns what `write` returns. */
+function writeJoined (socket: net.Socket, head: string, body: Buffer): boolean {
+  const size = head.length + body.length
+  // Bytes already waiting in the stream: this write will wait too, so it gets a buffer of its own
+  // size rather than taking the shared one with it.
+  const reuse = size <= JOIN_BUFFER_SIZE && socket.writableLength === 0
+  const out = reuse ? joinBuffer.subarray(0, size) : Buffer.allocUnsafe(size)
   out.write(head, 0, 'latin1')
   body.copy(out, head.length)
-  return out
+  const ok = socket.write(out)
+  if (reuse && socket.writableLength !== 0) joinBuffer = Buffer.allocUnsafeSlow(JOIN_BUFFER_SIZE)
+  return ok
 }
 
 function codedError (message: string, code: string): Error {
@@ -111,6 +131,8 @@ export class ClientConnection implements UpstreamUser {
   /** The answer's head, not yet written. */
   clientHead: string | undefined = undefined
   upPaused = false
+  /** Answers written but not yet taken by the client: the next request waits for 'drain'. */
+  drainWait = false
 
   constructor (socket: net.Socket, ctx: FastLaneContext) {
     this.socket = socket
@@ -186,10 +208,16 @@ export class ClientConnection implements UpstreamUser {
   readonly onTimeout = (): void => {
     // The client fell silent for the keep-alive timeout: between requests, mid-head or mid-body.
     // A request waiting for its answer is the upstream timeouts' to judge.
-    if (this.phase !== AWAIT && this.phase !== DONE) this.socket.destroy()
+    // A client that stopped reading its answers is not waiting for anything.
+    if ((this.phase !== AWAIT || this.drainWait) && this.phase !== DONE) this.socket.destroy()
   }
 
   readonly onDrain = (): void => {
+    if (this.drainWait) {
+      this.drainWait = false
+      this.next()
+      return
+    }
     if (this.upPaused && this.up !== undefined) {
       this.upPaused = false
       this.up.socket.resume()
@@ -333,7 +361,7 @@ export class ClientConnection implements UpstreamUser {
     const socket = conn.socket
     socket.setTimeout(this.ctx.headersTimeout)
     if (this.firstBody !== undefined && this.firstBody.length <= JOIN_LIMIT) {
-      socket.write(joined(this.upstreamHead, this.firstBody))
+      writeJoined(socket, this.upstreamHead, this.firstBody)
       this.firstBody = undefined
     } else if (this.firstBody !== undefined) {
       socket.cork()
@@ -383,7 +411,8 @@ export class ClientConnection implements UpstreamUser {
       const end = buf.indexOf(HEAD_END)
       if (end === -1) {
         if (buf.length > MAX_RESPONSE_HEAD) return this.fail(codedError('the upstream response head is too large', 'UND_ERR_HEADERS_OVERFLOW'))
-        this.resBuf = buf
+        // Kept for the next read: a copy, as `chunk` lives in the pool's read buffer.
+        this.resBuf = Buffer.from(buf)
         return
       }
       const res = parseResponseHead(buf.toString('latin1', 0, end), this.method === 'HEAD')
@@ -452,35 +481,35 @@ export class ClientConnection implements UpstreamUser {
         if (chunk.length >= this.remaining) {
           // Bytes past the announced length: that upstream connection is out of step.
           if (chunk.length > this.remaining) this.reusable = false
-          this.out(chunk.length === this.remaining ? chunk : chunk.subarray(0, this.remaining))
+          this.out(chunk.length === this.remaining ? chunk : chunk.subarray(0, this.remaining), false)
           this.remaining = 0
           this.complete()
           return
         }
         this.remaining -= chunk.length
-        this.out(chunk)
+        this.out(chunk, true)
         return
       case 'chunked': {
         const end = (this.scanner as ChunkedScanner).scan(chunk)
         if (end === -2) return this.fail(codedError('invalid chunked encoding from the upstream', 'HPE_INVALID_CHUNK_SIZE'))
         if (end === -1) {
-          this.out(chunk)
+          this.out(chunk, true)
           return
         }
         if (end < chunk.length) this.reusable = false
-        this.out(end === chunk.length ? chunk : chunk.subarray(0, end))
+        this.out(end === chunk.length ? chunk : chunk.subarray(0, end), false)
         this.complete()
         return
       }
       case 'close':
         if (chunk.length === 0) return
         if (this.held !== undefined) {
-          this.out(Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`, 'latin1'), chunk, Buffer.from('\r\n', 'latin1')]))
+          this.out(Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`, 'latin1'), chunk, Buffer.from('\r\n', 'latin1')]), false)
           return
         }
         this.flushHead()
         this.socket.write(`${chunk.length.toString(16)}\r\n`, 'latin1')
-        this.out(chunk)
+        this.out(chunk, true)
         this.socket.write('\r\n', 'latin1')
         return
       default:
@@ -488,11 +517,16 @@ export class ClientConnection implements UpstreamUser {
     }
   }
 
-  /** Answer bytes for the client: held for a commit, else written with back-pressure. */
-  out (chunk: Buffer): void {
+  /**
+   * Answer bytes for the client: held for a commit, else written with back-pressure. `chunk` may
+   * live in the upstream socket's read buffer, which the next read overwrites: a held chunk is
+   * copied when `keep` says the answer goes on past this read, and a write the client socket does
+   * not take whole gives the read buffer away (`readBufferTaken`).
+   */
+  out (chunk: Buffer, keep: boolean): void {
     const held = this.held
     if (held !== undefined) {
-      held.chunks.push(chunk)
+      held.chunks.push(keep ? Buffer.from(chunk) : chunk)
       held.bytes += chunk.length
       if (held.bytes <= COMMIT_HOLD_LIMIT) return
       // Too large to hold: stream the rest (a break-off from here on cuts the connection).
@@ -505,10 +539,11 @@ export class ClientConnection implements UpstreamUser {
     let ok: boolean
     if (head !== undefined && chunk.length <= JOIN_LIMIT) {
       this.clientHead = undefined
-      ok = this.socket.write(joined(head, chunk))
+      ok = writeJoined(this.socket, head, chunk)
     } else {
       this.flushHead()
       ok = this.socket.write(chunk)
+      this.keptByWrite()
     }
     if (!ok && this.up !== undefined && !this.upPaused) {
       this.upPaused = true
@@ -516,10 +551,15 @@ export class ClientConnection implements UpstreamUser {
     }
   }
 
+  /** After a write of upstream bytes: if the client socket could not take them all, it keeps them. */
+  keptByWrite (): void {
+    if (this.socket.writableLength !== 0 && this.up !== undefined) this.up.readBufferTaken = true
+  }
+
   onUpstreamEnd (): void {
     if (this.resHeadDone && this.framing === 'close') {
       // The answer ran to the close: end the re-framed chunked body.
-      if (this.held !== undefined) this.out(Buffer.from('0\r\n\r\n', 'latin1'))
+      if (this.held !== undefined) this.out(Buffer.from('0\r\n\r\n', 'latin1'), false)
       else {
         this.flushHead()
         this.socket.write('0\r\n\r\n', 'latin1')
@@ -551,10 +591,11 @@ export class ClientConnection implements UpstreamUser {
     if (held !== undefined) {
       this.held = undefined
       const body = held.chunks.length === 1 ? held.chunks[0] as Buffer : Buffer.concat(held.chunks, held.bytes)
-      if (body.length <= JOIN_LIMIT) this.socket.write(joined(held.head, body))
+      if (body.length <= JOIN_LIMIT) writeJoined(this.socket, held.head, body)
       else {
         this.socket.write(held.head, 'latin1')
         this.socket.write(body)
+        this.keptByWrite()
       }
     }
     // Before anything else can write to this socket (the next request, or node:http after a handover).
@@ -572,7 +613,22 @@ export class ClientConnection implements UpstreamUser {
     this.started = false
     // A request body the upstream did not wait for is still arriving: the connection cannot continue.
     if (this.phase === BODY_STREAM) this.closeAfter = true
-    if (this.closeAfter || ctx.closing()) {
+    if (!this.closeAfter && !ctx.closing() && this.socket.writableNeedDrain) {
+      // The client is not reading its answers (pipelining and never reading, or just slow): the
+      // next request waits until they have drained, so one connection queues at most one answer
+      // beyond what the socket buffers hold. Bytes arriving meanwhile are kept, as while an answer
+      // is pending (AWAIT), and reading stops.
+      this.drainWait = true
+      this.phase = AWAIT
+      this.socket.pause()
+      return
+    }
+    this.next()
+  }
+
+  /** Serves the next request (pipelined bytes already here first), or closes. */
+  next (): void {
+    if (this.closeAfter || this.ctx.closing()) {
       this.phase = DONE
       this.socket.destroySoon()
       return

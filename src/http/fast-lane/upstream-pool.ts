@@ -12,6 +12,10 @@ import net from 'node:net'
 
 /** The exchange currently using an upstream socket. */
 export interface UpstreamUser {
+  /**
+   * `chunk` lives in the socket's reused read buffer and is valid during this call only: what is
+   * kept longer is copied, or the buffer is given away with `readBufferTaken`.
+   */
   onUpstreamData (chunk: Buffer): void
   /** The upstream half-closed (FIN). */
   onUpstreamEnd (): void
@@ -34,6 +38,16 @@ export type Acquired = (err: Error | null, conn?: UpstreamConnection) => void
 
 /** Margin kept before the upstream's advertised keep-alive timeout. */
 const KEEP_ALIVE_MARGIN = 1000
+/**
+ * Upstream sockets read into a buffer of their own, reused from one read to the next (`onread`),
+ * instead of the stream's 'data' events: those allocate a buffer per read (64 KB, then shrunk
+ * with a copy) and pass each chunk through the Readable machinery (a push, an event, a
+ * `maybeReadMore` tick). Node's read path was ~15% of iceguard's CPU for both sockets together
+ * (perf, data-commit workload); reading upstream answers this way cut the CPU per request by
+ * about 8% on small loads and data commits (A/B runs alternating both builds). A chunk handed to
+ * the user is only valid until its callback returns; see `readBufferTaken`.
+ */
+const READ_BUFFER_SIZE = 64 * 1024
 
 function codedError (message: string, code: string): Error {
   return Object.assign(new Error(message), { code })
@@ -47,11 +61,43 @@ export class UpstreamConnection {
   error: Error | undefined = undefined
   /** Set while connecting. */
   onReady: Acquired | undefined
+  /** Where the socket reads into, again and again (see `readInto`). */
+  readBuffer = Buffer.allocUnsafeSlow(READ_BUFFER_SIZE)
+  /**
+   * Set by the user when it keeps the chunk it was given past `onUpstreamData` without copying it
+   * (a write the client socket did not take at once): the next read then gets a fresh buffer.
+   */
+  readBufferTaken = false
 
-  constructor (socket: net.Socket, onReady: Acquired) {
-    this.socket = socket
+  constructor (opts: UpstreamPoolOptions, onReady: Acquired, onRead: (conn: UpstreamConnection, chunk: Buffer) => void) {
     this.onReady = onReady
+    this.socket = net.connect({
+      host: opts.host,
+      port: opts.port,
+      noDelay: true,
+      onread: {
+        buffer: () => this.readInto(),
+        callback: (n: number): boolean => {
+          onRead(this, this.readBuffer.subarray(0, n))
+          return true
+        }
+      }
+    })
   }
+
+  readInto (): Buffer {
+    if (this.readBufferTaken) {
+      this.readBuffer = Buffer.allocUnsafeSlow(READ_BUFFER_SIZE)
+      this.readBufferTaken = false
+    }
+    return this.readBuffer
+  }
+}
+
+function onRead (conn: UpstreamConnection, chunk: Buffer): void {
+  if (conn.user !== undefined) conn.user.onUpstreamData(chunk)
+  // Bytes nobody asked for on an idle connection: it cannot be trusted for the next request.
+  else conn.socket.destroy()
 }
 
 export class UpstreamPool {
@@ -113,8 +159,8 @@ export class UpstreamPool {
   }
 
   #connect (cb: Acquired): void {
-    const socket = net.connect({ host: this.#opts.host, port: this.#opts.port, noDelay: true })
-    const conn = new UpstreamConnection(socket, cb)
+    const conn = new UpstreamConnection(this.#opts, cb, onRead)
+    const socket = conn.socket
     this.#all.add(conn)
     socket.setTimeout(this.#opts.connectTimeout)
     socket.on('connect', () => {
@@ -123,11 +169,6 @@ export class UpstreamPool {
       const ready = conn.onReady
       conn.onReady = undefined
       ready?.(null, conn)
-    })
-    socket.on('data', (chunk: Buffer) => {
-      if (conn.user !== undefined) conn.user.onUpstreamData(chunk)
-      // Bytes nobody asked for on an idle connection: it cannot be trusted for the next request.
-      else socket.destroy()
     })
     socket.on('end', () => {
       conn.ended = true
