@@ -114,3 +114,95 @@ t.test('upstream answers are parsed natively with only long integers kept exact'
   t.match(parseUpstreamBody(Buffer.from(`{"a":${BIG}`)), { ok: false, message: /^Cannot read upstream answer: invalid JSON/ })
   t.match(parseUpstreamBody(Buffer.from([0xff, 0xfe])), { ok: false, message: /not valid UTF-8/ })
 })
+
+t.test('a base read after a commit parses again only the schemas whose text changed', async t => {
+  const { readLoadAnswer } = await import('../src/gate/load-base.js')
+  const { readBaseText } = await import('../src/gate/read-base.js')
+  const { createSchemaTexts } = await import('../src/gate/schema-texts.js')
+  const field = (id: number, extra = '') => `{"id":${id},"name":"c${id}","required":false,"type":"long"${extra}}`
+  const schema = (id: number, columns: number, extra = '') =>
+    `{"type":"struct","schema-id":${id},"fields":[${Array.from({ length: columns }, (_, i) => field(i + 1, i === 0 ? extra : '')).join(',')}]}`
+  // v3: a long column's default past 2^53 lives inside a schema text that is reused.
+  const answer = (schemas: string[], current: number, tail = '') => Buffer.from(`{"metadata-location":"s3://m","metadata":{"format-version":3,` +
+    `"table-uuid":"9c12d441-03fe-4693-9a96-a0705ddf69c1","location":"s3://b/t","last-column-id":9,"current-schema-id":${current},` +
+    `"schemas":[${schemas.join(',')}],"current-snapshot-id":${BIG},"refs":{"main":{"snapshot-id":${BIG},"type":"branch"}}${tail}},"config":{"token":"vended"}}`)
+  const withDefault = `,"initial-default":${BIG},"write-default":${BIG}`
+  const s0 = schema(0, 3, withDefault)
+  const s1 = schema(1, 4, withDefault)
+  const s2 = schema(2, 5, withDefault)
+  const ok = (r: ReturnType<typeof readLoadAnswer>) => {
+    if (r.metadata === undefined) throw new Error(r.problem ?? 'no metadata')
+    return r.metadata
+  }
+  const texts = createSchemaTexts()
+  const reuse = { texts, key: '/v1/namespaces/db/tables/t?snapshots=refs' }
+  const first = ok(readLoadAnswer({ statusCode: 200, headers: {}, body: answer([s0, s1], 1) }, reuse))
+  t.equal(texts.size, 1, 'the cold read keeps its schema texts')
+  const afterCommit = answer([s0, s1, s2], 2)
+  const second = ok(readLoadAnswer({ statusCode: 200, headers: {}, body: afterCommit }, reuse))
+  t.equal(second.schemas[0], first.schemas[0], 'an unchanged schema is the same parsed object')
+  t.equal(second.schemas[1], first.schemas[1])
+  t.same(second, ok(readLoadAnswer({ statusCode: 200, headers: {}, body: afterCommit })), 'the same metadata as a read from scratch')
+  t.equal(second.refs.main, BIG, 'the 64-bit snapshot id 3055729675574597004 is exact')
+  const defaults = second.schemas.map(s => String(s.struct.fields[0]?.initialDefault))
+  t.same(defaults, [BIG, BIG, BIG], 'long defaults stay exact in reused and newly parsed schemas alike')
+
+  // remove-schemas: the indexes shift, the texts are still found.
+  const shifted = ok(readLoadAnswer({ statusCode: 200, headers: {}, body: answer([s1, s2], 2) }, reuse))
+  t.equal(shifted.schemas[0], first.schemas[1], 'found at another index')
+  t.equal(shifted.schemas[1], second.schemas[2])
+  // A schema whose text changed in any way (a doc here) is parsed again.
+  const edited = schema(1, 4, `${withDefault},"doc":"now documented"`)
+  const changed = ok(readLoadAnswer({ statusCode: 200, headers: {}, body: answer([edited, s2], 2) }, reuse))
+  t.not(changed.schemas[0], first.schemas[1])
+  t.equal(changed.schemas[0]?.struct.fields[0]?.doc, 'now documented')
+
+  // Readings where nothing may be reused, compared with a read from scratch.
+  const same = (label: string, body: Buffer) => {
+    // Primed with every schema of `afterCommit`, so that a wrong reuse would show.
+    ok(readLoadAnswer({ statusCode: 200, headers: {}, body: afterCommit }, reuse))
+    const scratch = readLoadAnswer({ statusCode: 200, headers: {}, body })
+    t.same(readLoadAnswer({ statusCode: 200, headers: {}, body }, reuse), scratch, label)
+  }
+  const s2other = schema(2, 2)
+  same('a second "schemas" key (JSON.parse keeps the last): nothing reused', Buffer.from(afterCommit.toString().replace('"current-snapshot-id"', `"schemas":[${s0},${s1},${s2other}],"current-snapshot-id"`)))
+  same('a later key spelled with an escape (the one JSON.parse keeps)', Buffer.from(afterCommit.toString().replace('"current-snapshot-id"', `"schem\\u0061s":[${s2other}],"current-snapshot-id"`)))
+  same('a second "metadata" key', Buffer.from(afterCommit.toString().replace(',"config":', `,"metadata":${JSON.stringify({ 'format-version': 9 })},"config":`)))
+  same('the marker escape in the text: the slow reader', Buffer.from(afterCommit.toString().replace('"s3://b/t"', '"s3://b/\\u0001t"')))
+  t.match(readLoadAnswer({ statusCode: 200, headers: {}, body: Buffer.from(afterCommit.toString().replace('"s3://m"', '"s3://m" x')) }, reuse),
+    { status: 200, problem: /^Cannot read upstream answer: invalid JSON/ }, 'a text that is not JSON elsewhere is refused with the parser\'s message')
+
+  // The depth bound counts the nesting inside a reused text.
+  const allKnown = answer([edited, s2], 2)
+  ok(readLoadAnswer({ statusCode: 200, headers: {}, body: allKnown }, reuse))
+  const known = texts.get(reuse.key)
+  t.ok(known)
+  if (known !== undefined) {
+    t.same(known.depths, [3, 3], 'each text knows its nesting: schema, fields, field')
+    // Every schema of this answer is known: only the reuse check can see its depth (3 + 3 levels).
+    t.match(readBaseText(allKnown, known, 5), { ok: false, message: /nesting deeper than 5 levels/ }, 'a reused text does not escape the depth bound')
+    const fits = readBaseText(allKnown, known, 6)
+    t.ok(fits.ok && fits.reused.size === 2, 'within the bound both are reused')
+  }
+})
+
+t.test('schema texts are bounded by tables and by characters, least recently used first out', async t => {
+  const { createSchemaTexts } = await import('../src/gate/schema-texts.js')
+  const schema = { identifierFieldIds: [], struct: { kind: 'struct' as const, fields: [] } }
+  const known = (chars: number) => ({ texts: ['x'.repeat(chars)], schemas: [schema], depths: [1] })
+  const byCount = createSchemaTexts({ maxEntries: 2 })
+  byCount.set('a', known(10))
+  byCount.set('b', known(10))
+  t.ok(byCount.get('a'))
+  byCount.set('c', known(10))
+  t.same([byCount.get('a') !== undefined, byCount.get('b') !== undefined, byCount.get('c') !== undefined], [true, false, true])
+  const byChars = createSchemaTexts({ maxChars: 100 })
+  for (const k of ['a', 'b', 'c', 'd']) byChars.set(k, known(20))
+  byChars.set('e', known(25))
+  t.equal(byChars.chars, 85, 'counted by the characters of the texts kept')
+  t.equal(byChars.get('a'), undefined, 'the oldest went first')
+  byChars.set('huge', known(60))
+  t.equal(byChars.get('huge'), undefined, 'a table over a quarter of the budget is not kept')
+  byChars.set('b', { texts: [], schemas: [], depths: [] })
+  t.equal(byChars.get('b'), undefined, 'a read without schema texts replaces the entry with nothing')
+})

@@ -260,6 +260,53 @@ t.test('gateCommit with fake dependencies', async t => {
     t.equal(unreadable.calls.forwards.length, 0)
   })
 
+  await t.test('a judgement made on the cached base while it is revalidated counts only if the load returns that very base', async t => {
+    const read = (m: unknown) => {
+      const out = readLoadAnswer({ statusCode: 200, headers: {}, body: Buffer.from(JSON.stringify({ metadata: m })) }).metadata
+      if (out === undefined) throw new Error('fixture does not read')
+      return out
+    }
+    const cached = read(metadata)
+    // The same table after a concurrent commit made `n` a string: int → long is now string → long.
+    const moved = read({ ...metadata, schemas: [{ ...metadata.schemas[0], fields: [{ id: 1, name: 'id', required: true, type: 'long' }, { id: 2, name: 'n', required: false, type: 'string' }] }] })
+    const run = async (peeked: TableMetadata | undefined, load: () => Promise<Awaited<ReturnType<Parameters<typeof gateCommit>[1]['loadTable']>>>) => {
+      const order: string[] = []
+      const forwards: Buffer[] = []
+      let judgements = 0
+      const out = await gateCommit({ kind: 'update-table', ident: { namespace: ['db'], table: 't' }, rawBody: schemaCommit(widened), headers: {}, requestId: 'r' }, {
+        // The answer comes two turns of the event loop later: the gate yields one before judging early.
+        loadTable: async () => { order.push('load sent'); await new Promise(resolve => setImmediate(() => setImmediate(resolve))); const r = await load(); order.push('load answered'); return r },
+        peekBase: () => { order.push('peek'); return peeked },
+        forward: async (b: Buffer) => { forwards.push(b); return { statusCode: 200, headers: {}, body: Buffer.from('{}') } },
+        settingsFor: () => { judgements++; return SPEC_ONLY_SETTINGS },
+        audit: memoryAuditSink(),
+        config: { assertions: 'inject' as const, retryAfter: 3 }
+      })
+      return { out, order, forwards, judgements }
+    }
+
+    const confirmed = await run(cached, async () => ({ status: 200, metadata: cached }))
+    t.same(confirmed.order, ['load sent', 'peek', 'load answered'], 'the revalidating GET leaves before the early judgement, made while it is in flight')
+    t.equal(confirmed.out.type === 'upstream' && confirmed.out.forwarded, true)
+    t.equal(confirmed.judgements, 1, 'confirmed (the 304 case): judged once, the early verdict kept')
+
+    const stale = await run(cached, async () => ({ status: 200, metadata: moved }))
+    t.equal(stale.judgements, 2, 'new metadata: judged again')
+    t.equal(stale.out.type === 'answer' && stale.out.answer.statusCode, 400, 'the verdict is the new base\'s (string → long refused), not the cached one\'s')
+    t.equal(stale.forwards.length, 0)
+
+    const looser = await run(moved, async () => ({ status: 200, metadata: cached }))
+    t.equal(looser.out.type === 'upstream' && looser.out.forwarded, true, 'an early refusal on a stale base is dropped as well')
+
+    const down = await run(cached, async () => { throw new UpstreamError(ERRORS.UPSTREAM_UNAVAILABLE, 'unreachable', false, 'unreachable') })
+    t.equal(down.out.type === 'answer' && down.out.answer.statusCode, 503, 'no confirmation: nothing forwarded on the early verdict')
+    t.equal(down.forwards.length, 0)
+
+    const nothingCached = await run(undefined, async () => ({ status: 200, metadata: cached }))
+    t.equal(nothingCached.judgements, 1, 'nothing cached: judged once, after the load')
+    t.equal(nothingCached.out.type === 'upstream' && nothingCached.out.forwarded, true)
+  })
+
   await t.test('an override header without a configured secret is refused', async t => {
     const h = harness()
     const out = await h.run(schemaCommit(widened), { 'x-iceguard-override': 'igo1.a.b' })

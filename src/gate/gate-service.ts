@@ -10,7 +10,8 @@ import type { UpstreamClient } from '../upstream/client.js'
 import { gateCommit, type GateConfig, type GateIdent, type GatedKind, type GateOutcome, type RegistrationCheck, type TableRef } from './commit-gate.js'
 import { countBaseLoads } from '../metrics/gate-metrics.js'
 import { createBaseCache, type BaseCache } from './base-cache.js'
-import { upstreamTableLoader } from './load-base.js'
+import { cachedBase, upstreamTableLoader } from './load-base.js'
+import { createSchemaTexts, type SchemaTexts } from './schema-texts.js'
 import { OVERRIDE_HEADER, overrideVerifier, type OverrideVerifier } from './override.js'
 
 export interface GateServiceOptions {
@@ -25,6 +26,8 @@ export interface GateServiceOptions {
   readonly onError?: (err: unknown) => void
   /** Parsed base metadata kept by ETag; default a cache of default size, `null` for none. */
   readonly baseCache?: BaseCache | null
+  /** Schemas of each table's latest base by their text; default a cache of default size, `null` for none. */
+  readonly schemaTexts?: SchemaTexts | null
 }
 
 export interface GateRequest {
@@ -49,9 +52,12 @@ export function createGateService (opts: GateServiceOptions): GateService {
     ? undefined
     : overrideVerifier(opts.overrideSecret)
   // Counted for /metrics (iceguard_base_loads_total by outcome). Parsed bases are kept by ETag and
-  // revalidated on every commit (base-cache.ts).
-  const loadTable = countBaseLoads(upstreamTableLoader((path, headers) => opts.client.request({ method: 'GET', path, headers }),
-    opts.baseCache === null ? undefined : opts.baseCache ?? createBaseCache()))
+  // revalidated on every commit (base-cache.ts); on a miss, unchanged schemas are not parsed again
+  // (schema-texts.ts).
+  const cache = opts.baseCache === null ? undefined : opts.baseCache ?? createBaseCache()
+  const texts = opts.schemaTexts === null ? undefined : opts.schemaTexts ?? createSchemaTexts()
+  const loadTable = countBaseLoads(upstreamTableLoader((path, headers) => opts.client.request({ method: 'GET', path, headers }), cache, texts))
+  const peekBase = cache === undefined ? undefined : (table: TableRef, headers: IncomingHttpHeaders) => cachedBase(cache, table, headers)
   return {
     async handle (request) {
       // The override token is for the gate alone: it never travels to the upstream.
@@ -64,6 +70,7 @@ export function createGateService (opts: GateServiceOptions): GateService {
         requestId: request.requestId
       }, {
         loadTable,
+        peekBase,
         forward: (body) => opts.client.request({ method: request.method, path: request.path, headers, body, commit: true }),
         settingsFor: opts.settingsFor,
         audit: opts.audit,

@@ -10,9 +10,12 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { errorBody } from '../errors.js'
 import { parseTableMetadata } from '../iceberg/parse.js'
+import type { TableMetadata } from '../iceberg/types.js'
 import { baseCacheKey, type BaseCache } from './base-cache.js'
 import type { BaseLoad, TableRef, UpstreamAnswer } from './commit-gate.js'
-import { isJsonObject, parseUpstreamBody } from './parse-commit-body.js'
+import { isJsonObject } from './parse-commit-body.js'
+import { readBaseText } from './read-base.js'
+import type { SchemaTexts } from './schema-texts.js'
 
 /** Sends one GET to the upstream on a path relative to its base URL. Throws on transport failure. */
 export type UpstreamGet = (path: string, headers: IncomingHttpHeaders) => Promise<UpstreamAnswer>
@@ -33,12 +36,28 @@ function dotSegmentPart (table: TableRef): string | undefined {
   return undefined
 }
 
+/** The path of the gate's base load: `snapshots=refs` keeps the answer small. */
+function baseLoadPath (table: TableRef): string {
+  return `${tablePath(table)}?snapshots=refs`
+}
+
+/**
+ * The metadata this caller's cache holds for `table`: what a 304 to the next load would confirm.
+ * Only a hint for work done while that load is in flight (`commit-gate.ts`): a load's answer is
+ * the one source of the base a commit is judged against.
+ */
+export function cachedBase (cache: BaseCache, table: TableRef, headers: IncomingHttpHeaders): TableMetadata | undefined {
+  return dotSegmentPart(table) === undefined ? cache.get(baseCacheKey(baseLoadPath(table), headers))?.metadata : undefined
+}
+
 /**
  * A `loadTable` dependency for the gate, over any upstream GET. With a `cache`, the load is a
  * conditional GET when this caller already holds this table's parsed metadata, and a 304 reuses it
- * (`base-cache.ts`); the request is sent either way, with the caller's own headers.
+ * (`base-cache.ts`); the request is sent either way, with the caller's own headers. With `texts`,
+ * a 200 parses again only the schemas whose text changed since the table's previous read
+ * (`schema-texts.ts`).
  */
-export function upstreamTableLoader (get: UpstreamGet, cache?: BaseCache): (table: TableRef, headers: IncomingHttpHeaders) => Promise<BaseLoad> {
+export function upstreamTableLoader (get: UpstreamGet, cache?: BaseCache, texts?: SchemaTexts): (table: TableRef, headers: IncomingHttpHeaders) => Promise<BaseLoad> {
   return async (table, headers) => {
     const dots = dotSegmentPart(table)
     if (dots !== undefined) {
@@ -47,17 +66,19 @@ export function upstreamTableLoader (get: UpstreamGet, cache?: BaseCache): (tabl
         `Cannot load table ${[...table.namespace, table.name].join('.')}: "${dots}" is not usable as a namespace or table name (it would be a dot segment in the request path)`))
       return { status: 400, rawStatusBody: Buffer.from(body), headers: { 'content-type': 'application/json' } }
     }
-    const path = `${tablePath(table)}?snapshots=refs`
+    const path = baseLoadPath(table)
     // The gate reads this body itself: never let the caller's Accept-Encoding (Java's Apache
     // HttpClient sends `gzip, x-gzip, deflate`) make the upstream compress it.
     const sent: IncomingHttpHeaders = { ...headers, accept: 'application/json', 'accept-encoding': 'identity' }
-    if (cache === undefined) return readLoadAnswer(await get(path, sent))
+    // Schema texts are kept per table, for every caller: only texts the answer itself holds are reused.
+    const reuse = texts === undefined ? undefined : { texts, key: path }
+    if (cache === undefined) return readLoadAnswer(await get(path, sent), reuse)
     const key = baseCacheKey(path, headers)
     const cached = cache.get(key)
     if (cached !== undefined) sent['if-none-match'] = cached.etag
     const answer = await get(path, sent)
     if (cached !== undefined && answer.statusCode === 304) return { status: 200, metadata: cached.metadata }
-    const load = readLoadAnswer(answer)
+    const load = readLoadAnswer(answer, reuse)
     const etag = answer.headers.etag
     if (load.metadata !== undefined && typeof etag === 'string' && etag !== '') cache.set(key, etag, load.metadata, answer.body.length)
     else cache.delete(key)
@@ -65,20 +86,34 @@ export function upstreamTableLoader (get: UpstreamGet, cache?: BaseCache): (tabl
   }
 }
 
-/** Turns a loadTable answer into a base: parsed metadata on 200, the upstream's own answer otherwise. */
-export function readLoadAnswer (answer: UpstreamAnswer): BaseLoad {
+/** Where a table's schemas from its previous read are kept (`schema-texts.ts`), and under which key. */
+export interface SchemaReuse {
+  readonly texts: SchemaTexts
+  readonly key: string
+}
+
+/**
+ * Turns a loadTable answer into a base: parsed metadata on 200, the upstream's own answer
+ * otherwise. With `reuse`, schemas whose exact text the table's previous read held are not
+ * parsed again, and this read's schemas are kept for the next.
+ */
+export function readLoadAnswer (answer: UpstreamAnswer, reuse?: SchemaReuse): BaseLoad {
   if (answer.statusCode !== 200) {
     return { status: answer.statusCode, rawStatusBody: answer.body, headers: answer.headers }
   }
-  const parsed = parseUpstreamBody(answer.body)
-  if (!parsed.ok) return { status: 200, problem: parsed.message }
-  if (!isJsonObject(parsed.value) || !isJsonObject(parsed.value.metadata)) {
+  const read = readBaseText(answer.body, reuse?.texts.get(reuse.key))
+  if (!read.ok) return { status: 200, problem: read.message }
+  if (!isJsonObject(read.value) || !isJsonObject(read.value.metadata)) {
     return { status: 200, problem: 'the answer has no metadata object' }
   }
-  const { metadata, issues } = parseTableMetadata(parsed.value.metadata)
+  const { metadata, issues } = parseTableMetadata(read.value.metadata, { knownSchemas: read.reused })
   if (metadata === undefined) {
     const first = issues[0]
     return { status: 200, problem: first === undefined ? 'unreadable metadata' : `${first.at}: ${first.message}` }
+  }
+  if (reuse !== undefined) {
+    const known = read.collect(metadata.schemas)
+    if (known !== undefined) reuse.texts.set(reuse.key, known)
   }
   return { status: 200, metadata }
 }

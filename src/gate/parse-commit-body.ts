@@ -40,13 +40,18 @@ export function parseUpstreamBody (raw: Buffer, maxDepth = 4 * DEFAULT_MAX_DEPTH
   return read(raw, 'upstream answer', { maxDepth, slow: losslessParse })
 }
 
-function read (raw: Buffer, what: string, opts: Parameters<typeof readJson>[1]): ParsedBody {
-  let text: string
+/** The text of `raw`, or undefined when it is not valid UTF-8 (a byte order mark is dropped). */
+export function decodeUtf8 (raw: Buffer): string | undefined {
   try {
-    text = utf8.decode(raw)
+    return utf8.decode(raw)
   } catch {
-    return { ok: false, message: `Cannot read ${what}: it is not valid UTF-8` }
+    return undefined
   }
+}
+
+function read (raw: Buffer, what: string, opts: Parameters<typeof readJson>[1]): ParsedBody {
+  const text = decodeUtf8(raw)
+  if (text === undefined) return { ok: false, message: `Cannot read ${what}: it is not valid UTF-8` }
   const result = readJson(text, opts)
   return result.ok ? result : { ok: false, message: `Cannot read ${what}: ${result.problem}` }
 }

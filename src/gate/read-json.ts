@@ -20,13 +20,13 @@ import { LosslessNumber } from 'lossless-json'
 
 /** Marks a kept number inside a string; a JSON text could only produce it through a `\u0001` escape, which sends the text to the slow path. */
 const MARK = '\u0001'
-const MARK_ESCAPE = '\\u0001'
+export const MARK_ESCAPE = '\\u0001'
 
 // An integer of 16 or more digits may exceed 2^53 (9007199254740992); shorter ones are exact.
-const SAFE_DIGITS = 15
+export const SAFE_DIGITS = 15
 
 /** RFC 8259 §6 number grammar: a token that does not match is left for `JSON.parse` to refuse. */
-const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/
+export const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/
 
 export type JsonRead =
   | { readonly ok: true, readonly value: unknown }
@@ -150,7 +150,7 @@ function scan (text: string, opts: ReadOptions): number[] | string {
 }
 
 /** Index of the quote closing the string that opens at `start` (the text's length when unterminated). */
-function stringEnd (text: string, start: number): number {
+export function stringEnd (text: string, start: number): number {
   let q = start
   for (;;) {
     q = text.indexOf('"', q + 1)
@@ -167,7 +167,7 @@ function stringEnd (text: string, start: number): number {
  * stops at the last mark: long ids live in the snapshot part of table metadata, which every writer
  * puts after the schemas, so a base's schema history is usually never walked.
  */
-function reviveMarks (root: unknown, count: number): unknown {
+export function reviveMarks (root: unknown, count: number): unknown {
   let left = count
   const walk = (value: unknown): unknown => {
     if (typeof value === 'string') {
@@ -200,7 +200,7 @@ function reviveMarks (root: unknown, count: number): unknown {
 }
 
 /** The message `JSON.parse` gives for the text as received (positions in the marked copy would be off). */
-function nativeMessage (text: string, err: unknown): string {
+export function nativeMessage (text: string, err: unknown): string {
   try {
     JSON.parse(text)
   } catch (original) {

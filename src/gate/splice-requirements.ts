@@ -37,13 +37,12 @@ export function spliceRequirements (raw: Buffer, edits: readonly RequirementEdit
     if (edit.requirements.length === 0) continue
     const objectStart = locate(raw, edit.at)
     const added = edit.requirements.map(requirementJson).join(',')
-    const { members } = readObject(raw, objectStart)
-    const existing = members.find(m => m.key === 'requirements')
+    const existing = findMember(raw, objectStart, 'requirements')
     if (existing === undefined) {
-      splices.push({ from: objectStart + 1, to: objectStart + 1, text: `"requirements":[${added}]${members.length > 0 ? ',' : ''}` })
+      const empty = raw[skipSpace(raw, objectStart + 1)] === RBRACE
+      splices.push({ from: objectStart + 1, to: objectStart + 1, text: `"requirements":[${added}]${empty ? '' : ','}` })
     } else if (raw[existing.valueStart] === LBRACKET) {
-      const { elements } = readArray(raw, existing.valueStart)
-      const last = elements[elements.length - 1]
+      const last = lastElement(raw, existing.valueStart)
       splices.push(last === undefined
         ? { from: existing.valueStart + 1, to: existing.valueStart + 1, text: added }
         : { from: last.end, to: last.end, text: `,${added}` })
@@ -84,11 +83,11 @@ function locate (raw: Buffer, path: JsonPath): number {
   let at = skipSpace(raw, skipBom(raw))
   for (const step of path) {
     if (typeof step === 'number') {
-      const element = raw[at] === LBRACKET ? readArray(raw, at).elements[step] : undefined
+      const element = raw[at] === LBRACKET ? elementAt(raw, at, step) : undefined
       if (element === undefined) throw new Error(`Cannot add requirements: no element ${step} in the body`)
       at = element.start
     } else {
-      const member = raw[at] === LBRACE ? readObject(raw, at).members.find(m => m.key === step) : undefined
+      const member = raw[at] === LBRACE ? findMember(raw, at, step) : undefined
       if (member === undefined) throw new Error(`Cannot add requirements: no member ${step} in the body`)
       at = member.valueStart
     }
@@ -97,39 +96,45 @@ function locate (raw: Buffer, path: JsonPath): number {
   return at
 }
 
-/** Direct members of the object starting at `start` (its `{`). */
-function readObject (raw: Buffer, start: number): { members: Member[] } {
-  const members: Member[] = []
+/**
+ * The member `key` of the object starting at `start` (its `{`). The walk stops there: the body
+ * has no duplicate keys, and clients send `requirements` before `updates`, so the schema the
+ * commit adds (most of its bytes) is never walked.
+ */
+function findMember (raw: Buffer, start: number, key: string): Member | undefined {
   let i = skipSpace(raw, start + 1)
-  if (raw[i] === RBRACE) return { members }
+  if (raw[i] === RBRACE) return undefined
   for (;;) {
     const keyEnd = skipString(raw, i)
-    const key = decodeKey(raw, i, keyEnd)
+    const name = decodeKey(raw, i, keyEnd)
     i = skipSpace(raw, keyEnd)
     if (raw[i] !== COLON) throw new Error('Cannot add requirements: malformed object')
     const valueStart = skipSpace(raw, i + 1)
     const valueEnd = skipValue(raw, valueStart)
-    members.push({ key, valueStart, valueEnd })
+    if (name === key) return { key, valueStart, valueEnd }
     i = skipSpace(raw, valueEnd)
     if (raw[i] === COMMA) { i = skipSpace(raw, i + 1); continue }
-    if (raw[i] === RBRACE) return { members }
+    if (raw[i] === RBRACE) return undefined
     throw new Error('Cannot add requirements: malformed object')
   }
 }
 
-/** Direct elements of the array starting at `start` (its `[`). */
-function readArray (raw: Buffer, start: number): { elements: Array<{ start: number, end: number }> } {
-  const elements: Array<{ start: number, end: number }> = []
+/** Element `index` of the array starting at `start` (its `[`); with `index` -1, the last one. */
+function elementAt (raw: Buffer, start: number, index: number): { start: number, end: number } | undefined {
   let i = skipSpace(raw, start + 1)
-  if (raw[i] === RBRACKET) return { elements }
-  for (;;) {
+  if (raw[i] === RBRACKET) return undefined
+  for (let k = 0; ; k++) {
     const end = skipValue(raw, i)
-    elements.push({ start: i, end })
-    i = skipSpace(raw, end)
-    if (raw[i] === COMMA) { i = skipSpace(raw, i + 1); continue }
-    if (raw[i] === RBRACKET) return { elements }
+    if (k === index) return { start: i, end }
+    const next = skipSpace(raw, end)
+    if (raw[next] === COMMA) { i = skipSpace(raw, next + 1); continue }
+    if (raw[next] === RBRACKET) return index === -1 ? { start: i, end } : undefined
     throw new Error('Cannot add requirements: malformed array')
   }
+}
+
+function lastElement (raw: Buffer, start: number): { start: number, end: number } | undefined {
+  return elementAt(raw, start, -1)
 }
 
 /** End offset (exclusive) of the value starting at `i`. */

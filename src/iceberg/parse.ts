@@ -425,12 +425,20 @@ function intField (json: JsonObject, key: string, issues: ParseIssue[], required
   return n
 }
 
+export interface TableMetadataOptions {
+  /**
+   * Schemas already parsed from the exact text of `schemas[i]`, by index (`src/gate/read-base.ts`
+   * reuses those of a table's previous read): taken as they are, the element itself not read.
+   */
+  readonly knownSchemas?: ReadonlyMap<number, Schema>
+}
+
 /**
  * Parses table metadata (the `metadata` of a LoadTableResult). Format 1 legacy fields (`schema`,
  * `partition-spec`) are read when the lists are absent; refs come from `refs`, and
  * `current-snapshot-id` stands for `main` when `refs` lacks it. Snapshot ids stay decimal strings.
  */
-export function parseTableMetadata (json: unknown): { metadata?: TableMetadata, issues: ParseIssue[] } {
+export function parseTableMetadata (json: unknown, options: TableMetadataOptions = {}): { metadata?: TableMetadata, issues: ParseIssue[] } {
   const issues: ParseIssue[] = []
   if (!isObject(json)) return { issues: [{ at: '', message: 'Cannot parse table metadata: expected an object' }] }
   const fv = intField(json, 'format-version', issues, true)
@@ -441,8 +449,9 @@ export function parseTableMetadata (json: unknown): { metadata?: TableMetadata, 
   let currentSchemaId = intField(json, 'current-schema-id', issues, false)
   const rawSchemas = own(json, 'schemas')
   if (Array.isArray(rawSchemas)) {
+    const known = options.knownSchemas
     rawSchemas.forEach((s, i) => {
-      const schema = parseSchemaShape(s, `schemas[${i}]`, issues)
+      const schema = known?.get(i) ?? parseSchemaShape(s, `schemas[${i}]`, issues)
       if (schema === undefined) return
       if (schema.schemaId === undefined) issues.push({ at: `schemas[${i}].schema-id`, message: 'Cannot parse schema: missing schema-id' })
       else schemas.push(schema)
