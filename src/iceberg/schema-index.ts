@@ -295,46 +295,22 @@ export function indexType (root: IcebergType): SchemaIndex {
   return buildIndex(root)
 }
 
-/** Counts the fields under `root` and finds the highest id, so the build sizes its arrays once. */
-function measure (root: IcebergType): { count: number, highest: number, irregular: boolean } {
-  let count = 0
-  let highest = 0
-  let irregular = false
-  const note = (id: number): void => {
-    count++
-    if (id > highest) highest = id
-    if (id < 0 || !Number.isInteger(id)) irregular = true
-  }
-  const stack: IcebergType[] = [root]
-  while (stack.length > 0) {
-    const t = stack.pop() as IcebergType
-    switch (t.kind) {
-      case 'struct':
-        for (let i = 0; i < t.fields.length; i++) {
-          const f = t.fields[i] as NestedField
-          note(f.id)
-          if (f.type.kind === 'struct' || f.type.kind === 'list' || f.type.kind === 'map') stack.push(f.type)
-        }
-        break
-      case 'list':
-        note(t.elementId)
-        stack.push(t.element)
-        break
-      case 'map':
-        note(t.keyId)
-        note(t.valueId)
-        stack.push(t.key, t.value)
-    }
-  }
-  return { count, highest, irregular }
+/** A typed array twice as long, holding `from`'s contents. */
+function grown<T extends Uint8Array | Int32Array> (from: T): T {
+  const to = new (from.constructor as new (n: number) => T)(from.length * 2)
+  to.set(from)
+  return to
 }
 
 function buildIndex (root: IcebergType): SchemaIndex {
-  const { count, highest, irregular } = measure(root)
-  const nodes = new Array<Node>(count)
-  const roles = new Uint8Array(count)
-  const parents = new Int32Array(count)
-  const positions = new Int32Array(count)
+  // One walk: the typed arrays grow by doubling (a copy is a memcpy), so the tree is not walked
+  // a second time just to count it; at 100,000 fields that walk cost more than the copies.
+  const nodes: Node[] = []
+  let roles = new Uint8Array(64)
+  let parents = new Int32Array(64)
+  let positions = new Int32Array(64)
+  let highest = 0
+  let irregular = false
   // Pre-order: a node's children are pushed in reverse, so they pop in order. Parallel stacks
   // (node, role, parent position, sibling position) instead of an object per pending field.
   const stackNodes: Node[] = []
@@ -365,13 +341,21 @@ function buildIndex (root: IcebergType): SchemaIndex {
   while (stackNodes.length > 0) {
     const node = stackNodes.pop() as Node
     const role = stackRoles.pop() as Role
-    nodes[pos] = node
+    if (pos === roles.length) {
+      roles = grown(roles)
+      parents = grown(parents)
+      positions = grown(positions)
+    }
+    nodes.push(node)
     roles[pos] = role
     parents[pos] = stackParents.pop() as number
     positions[pos] = stackIndexes.pop() as number
+    const id = role === Role.Field ? (node as NestedField).id : role === Role.Element ? (node as ListType).elementId : role === Role.Key ? (node as MapType).keyId : (node as MapType).valueId
+    if (id > highest) highest = id
+    if (id < 0 || !Number.isInteger(id)) irregular = true
     const type = role === Role.Field ? (node as NestedField).type : role === Role.Element ? (node as ListType).element : role === Role.Key ? (node as MapType).key : (node as MapType).value
     pushChildren(type, pos)
     pos++
   }
-  return new Index(nodes, roles, parents, positions, highest, !irregular && highest <= DENSE_SLACK + 2 * count)
+  return new Index(nodes, roles, parents, positions, highest, !irregular && highest <= DENSE_SLACK + 2 * pos)
 }
