@@ -15,18 +15,13 @@
 import { createHash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { TableMetadata } from '../iceberg/types.js'
+import { createSizedLru } from './sized-lru.js'
 
 export interface BaseCacheOptions {
   /** Most entries kept. Default 1000. */
   readonly maxEntries?: number
   /** Most bytes of upstream answers the kept entries were parsed from. Default 64 MiB. */
   readonly maxBytes?: number
-}
-
-interface Entry {
-  readonly etag: string
-  readonly metadata: TableMetadata
-  readonly bytes: number
 }
 
 export interface BaseCache {
@@ -49,40 +44,12 @@ export function baseCacheKey (path: string, headers: IncomingHttpHeaders): strin
 }
 
 export function createBaseCache (options: BaseCacheOptions = {}): BaseCache {
-  const maxEntries = options.maxEntries ?? 1000
-  const maxBytes = options.maxBytes ?? 64 * 1024 * 1024
-  // A Map iterates in insertion order: re-inserting on use keeps the least recently used first.
-  const entries = new Map<string, Entry>()
-  let bytes = 0
-
-  const remove = (key: string): void => {
-    const e = entries.get(key)
-    if (e === undefined) return
-    entries.delete(key)
-    bytes -= e.bytes
-  }
-
+  const lru = createSizedLru<{ readonly etag: string, readonly metadata: TableMetadata }>(options.maxEntries ?? 1000, options.maxBytes ?? 64 * 1024 * 1024)
   return {
-    get (key) {
-      const e = entries.get(key)
-      if (e === undefined) return undefined
-      entries.delete(key)
-      entries.set(key, e)
-      return e
-    },
-    set (key, etag, metadata, size) {
-      remove(key)
-      // One answer larger than a quarter of the budget would evict most of the rest: not kept.
-      if (maxEntries <= 0 || size > maxBytes / 4) return
-      entries.set(key, { etag, metadata, bytes: size })
-      bytes += size
-      for (const oldest of entries.keys()) {
-        if (entries.size <= maxEntries && bytes <= maxBytes) break
-        remove(oldest)
-      }
-    },
-    delete: remove,
-    get size () { return entries.size },
-    get bytes () { return bytes }
+    get: key => lru.get(key),
+    set: (key, etag, metadata, size) => lru.set(key, { etag, metadata }, size),
+    delete: key => lru.delete(key),
+    get size () { return lru.size },
+    get bytes () { return lru.total }
   }
 }

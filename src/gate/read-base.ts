@@ -13,7 +13,7 @@
 import { LosslessNumber, parse } from 'lossless-json'
 import type { Schema } from '../iceberg/types.js'
 import { decodeUtf8, DEFAULT_MAX_DEPTH } from './parse-commit-body.js'
-import { MARK_ESCAPE, nativeMessage, NUMBER, reviveMarks, SAFE_DIGITS, stringEnd } from './read-json.js'
+import { MARK_ESCAPE, nativeMessage, NUMBER, numberToken, numberTokenEnd, reviveMarks, SAFE_DIGITS, stringEnd } from './read-json.js'
 import type { KnownSchemas } from './schema-texts.js'
 
 export type BaseText =
@@ -203,15 +203,8 @@ function scanAnswer (text: string, maxDepth: number, known: KnownSchemas | undef
       keyRole = OTHER
     } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) { // a number token
       const start = i
-      let digits = 0
-      let integer = true
-      for (; i < n; i++) {
-        const d = text.charCodeAt(i)
-        if (d >= 0x30 && d <= 0x39) digits++
-        else if (d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || (d === 0x2d && i > start)) integer = false
-        else if (!(d === 0x2d && i === start)) break
-      }
-      if (integer && digits > SAFE_DIGITS && NUMBER.test(text.slice(start, i))) {
+      i = numberTokenEnd(text, i)
+      if (numberToken.integer && numberToken.digits > SAFE_DIGITS && NUMBER.test(text.slice(start, i))) {
         edits.push(start, i, MARK)
         marks++
       }

@@ -68,6 +68,30 @@ export function readJson (text: string, opts: ReadOptions): JsonRead {
   }
 }
 
+/** What `numberTokenEnd` found: one object reused for every token, so a scan allocates nothing per number. */
+export const numberToken = { integer: true, digits: 0 }
+
+/**
+ * End of the number token starting at `start` (a `-` or a digit): the first character that is not
+ * a digit, `.`, `e`, `E`, `+` or a `-` after the first. Grammar is `NUMBER`'s to check, on the few
+ * tokens kept. Sets `numberToken`: whether it has no fraction or exponent, and how many digits.
+ */
+export function numberTokenEnd (text: string, start: number): number {
+  const n = text.length
+  let digits = 0
+  let integer = true
+  let i = start
+  for (; i < n; i++) {
+    const d = text.charCodeAt(i)
+    if (d >= 0x30 && d <= 0x39) digits++
+    else if (d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || (d === 0x2d && i > start)) integer = false
+    else if (!(d === 0x2d && i === start)) break
+  }
+  numberToken.integer = integer
+  numberToken.digits = digits
+  return i
+}
+
 /**
  * One pass over the text: depth, kept number tokens (as start, end pairs) and, when strict, keys.
  * Grammar is left to `JSON.parse`; a problem found here is returned as a message.
@@ -134,15 +158,8 @@ function scan (text: string, opts: ReadOptions): number[] | string {
       lastKey = undefined
     } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) { // a number token
       const start = i
-      let digits = 0
-      let integer = true
-      for (; i < n; i++) {
-        const d = text.charCodeAt(i)
-        if (d >= 0x30 && d <= 0x39) digits++
-        else if (d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || (d === 0x2d && i > start)) integer = false
-        else if (!(d === 0x2d && i === start)) break
-      }
-      if ((integer ? digits > SAFE_DIGITS : fractions) && NUMBER.test(text.slice(start, i))) kept.push(start, i)
+      i = numberTokenEnd(text, i)
+      if ((numberToken.integer ? numberToken.digits > SAFE_DIGITS : fractions) && NUMBER.test(text.slice(start, i))) kept.push(start, i)
       i--
     }
   }

@@ -16,6 +16,7 @@
  * slice), least recently used table first out.
  */
 import type { Schema } from '../iceberg/types.js'
+import { createSizedLru } from './sized-lru.js'
 
 /** The schemas of one read, in the order of the answer's `schemas` array. */
 export interface KnownSchemas {
@@ -42,39 +43,16 @@ export interface SchemaTextsOptions {
 }
 
 export function createSchemaTexts (options: SchemaTextsOptions = {}): SchemaTexts {
-  const maxEntries = options.maxEntries ?? 1000
-  const maxChars = options.maxChars ?? 32 * 1024 * 1024
-  // Insertion order is use order: an entry is re-inserted when used.
-  const entries = new Map<string, { known: KnownSchemas, chars: number }>()
-  let chars = 0
-  const remove = (key: string): void => {
-    const e = entries.get(key)
-    if (e === undefined) return
-    entries.delete(key)
-    chars -= e.chars
-  }
+  const lru = createSizedLru<KnownSchemas>(options.maxEntries ?? 1000, options.maxChars ?? 32 * 1024 * 1024)
   return {
-    get (key) {
-      const e = entries.get(key)
-      if (e === undefined) return undefined
-      entries.delete(key)
-      entries.set(key, e)
-      return e.known
-    },
+    get: key => lru.get(key),
     set (key, known) {
-      remove(key)
       let size = 0
       for (const text of known.texts) size += text.length
-      // A table whose schemas take more than a quarter of the budget would push most others out: not kept.
-      if (maxEntries <= 0 || size > maxChars / 4 || known.texts.length === 0) return
-      entries.set(key, { known, chars: size })
-      chars += size
-      for (const oldest of entries.keys()) {
-        if (entries.size <= maxEntries && chars <= maxChars) break
-        remove(oldest)
-      }
+      if (known.texts.length === 0) lru.delete(key)
+      else lru.set(key, known, size)
     },
-    get size () { return entries.size },
-    get chars () { return chars }
+    get size () { return lru.size },
+    get chars () { return lru.total }
   }
 }
