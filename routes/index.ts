@@ -12,7 +12,8 @@ export default async function routes (app: FastifyInstance): Promise<void> {
     prefix: '/admin/v1',
     client: app.upstream.client,
     policy: app.policyStore,
-    adminToken: app.config.adminToken
+    adminToken: app.config.adminToken,
+    ...(app.config.overrideSecret === undefined ? {} : { overrideSecret: app.config.overrideSecret })
   })
   await app.register(iceberg)
 }

@@ -351,6 +351,18 @@ t.test('warnings, break-glass overrides and the audit line', async t => {
   t.equal(posts(catalog).length, 0, 'none of them reached the upstream')
 
   const good = mintOverride({ table: 'strict.t', rules: ['COLUMN_NO_DROP'], ttlSeconds: 600, reason: 'incident 42', secret: SECRET })
+  // The dry run answers what the gate would with the same header, and forwards nothing.
+  const dryRun = async (headers: Record<string, string>) => await postJson(`${proxy.url}/admin/v1/validate`, { table: { namespace: ['strict'], name: 't' }, request: body }, headers)
+  const plain = await dryRun({})
+  t.equal((plain.json as { verdict: string }).verdict, 'deny', 'dry run without the header: deny')
+  t.equal((plain.json as { override?: unknown }).override, undefined)
+  const withToken = await dryRun({ 'x-iceguard-override': good })
+  t.equal(withToken.status, 200)
+  t.match(withToken.json, { verdict: 'warn', override: { table: 'strict.t', rules: ['COLUMN_NO_DROP'], id: String, 'expires-at': String }, findings: [{ rule: 'COLUMN_NO_DROP', severity: 'warn' }] }, 'dry run with the token: warn, and says which override applied')
+  const refused = await dryRun({ 'x-iceguard-override': tokens.tampered })
+  t.equal(refused.status, 400, 'a token that does not verify is refused in a dry run too')
+  t.match((refused.json as { error: { message: string } }).error.message, /^Cannot apply x-iceguard-override: .*signature does not match/i)
+  t.equal(posts(catalog).length, 0, 'dry runs sent nothing')
   const overridden = await postJson(`${proxy.url}/v1/namespaces/strict/tables/t`, body, { 'x-iceguard-override': good, authorization: `Bearer ${BEARER}` })
   t.equal(overridden.status, 200, 'a valid override turns the error into a warning')
   t.match(String(overridden.headers['x-iceguard-warnings']), 'COLUMN_NO_DROP')

@@ -28,6 +28,8 @@ export interface AdminRoutesOptions {
   /** `ICEGUARD_ADMIN_TOKEN`; state-changing calls are refused while it is unset. */
   readonly adminToken?: string
   readonly metrics?: IceguardMetrics
+  /** `ICEGUARD_OVERRIDE_SECRET`: dry runs honour the override header as the gate does. */
+  readonly overrideSecret?: string
 }
 
 /** Thrown to send an upstream's own answer back as it came (404, 401, 403 on a table read). */

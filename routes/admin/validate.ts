@@ -8,6 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ERRORS, GateError } from '../../src/errors.js'
 import type { TableRef } from '../../src/gate/commit-gate.js'
 import { evaluateCommit } from '../../src/gate/evaluate-commit.js'
+import { applyOverride, OVERRIDE_HEADER, overrideVerifier, readOverride, type OverrideGrant } from '../../src/gate/override.js'
 import { isJsonObject } from '../../src/gate/parse-commit-body.js'
 import { parseTableMetadata } from '../../src/iceberg/parse.js'
 import type { TableMetadata } from '../../src/iceberg/types.js'
@@ -54,8 +55,12 @@ export default async function validateRoute (app: FastifyInstance, { scope }: { 
     return metadataOrThrow(table, loaded)
   }
 
-  function judge (table: TableRef, request: Record<string, unknown>, base: TableMetadata | undefined): TableValidation {
-    const settings = options.policy.resolve(table)
+  const verify = options.overrideSecret === undefined || options.overrideSecret === '' ? undefined : overrideVerifier(options.overrideSecret)
+
+  function judge (table: TableRef, request: Record<string, unknown>, base: TableMetadata | undefined, grant: OverrideGrant | undefined): TableValidation {
+    const resolved = options.policy.resolve(table)
+    // As the gate: the token's rules become warnings for its own table only.
+    const settings = grant !== undefined && grant.table === tableLabel(table) ? applyOverride(resolved, grant) : resolved
     const evaluation = evaluateCommit({ base, request, settings, target: 'table' })
     return { table: { namespace: [...table.namespace], name: table.name }, ...evaluationToWire(evaluation) }
   }
@@ -77,6 +82,11 @@ export default async function validateRoute (app: FastifyInstance, { scope }: { 
     const body = request.body
     const commit = lossless.request as Record<string, unknown>
     const prefix = body.prefix
+    const overrideOf = (tables: readonly TableRef[]): OverrideGrant | undefined => {
+      const read = readOverride(request.headers[OVERRIDE_HEADER], verify, tables)
+      if ('problem' in read) throw new GateError(ERRORS.BAD_REQUEST, `Cannot apply ${OVERRIDE_HEADER}: ${read.problem}`)
+      return read.grant
+    }
 
     let response: ValidateResponse
     if ('table-changes' in body.request) {
@@ -88,8 +98,9 @@ export default async function validateRoute (app: FastifyInstance, { scope }: { 
         const table: TableRef = { prefix, ...identifier((change as Record<string, unknown>).identifier, `request.table-changes[${i}].identifier`) }
         return { table, request: change as Record<string, unknown> }
       })
+      const grant = overrideOf(entries.map(e => e.table))
       const bases = await Promise.all(entries.map(async e => await baseFor(e.table, e.request, undefined, request.headers)))
-      response = transactionToWire(entries.map((e, i) => judge(e.table, e.request, bases[i])))
+      response = withGrant(transactionToWire(entries.map((e, i) => judge(e.table, e.request, bases[i], grant))), grant)
     } else {
       const fromBody = body.table === undefined ? undefined : identifier(body.table, 'table')
       const fromRequest = commit.identifier === undefined ? undefined : identifier(commit.identifier, 'request.identifier')
@@ -101,11 +112,15 @@ export default async function validateRoute (app: FastifyInstance, { scope }: { 
         throw new GateError(ERRORS.BAD_REQUEST, 'Invalid request: name the table in `table` (or in request.identifier)')
       }
       const table: TableRef = { prefix, ...ident }
+      const grant = overrideOf([table])
       const base = await baseFor(table, commit, lossless.metadata, request.headers)
-      const result = judge(table, commit, base)
-      response = result
+      response = withGrant(judge(table, commit, base, grant), grant)
     }
     recordDecision({ verdict: response.verdict, findings: response.findings }, 'dry-run', options.metrics)
     return response
   })
+}
+
+function withGrant (response: ValidateResponse, grant: OverrideGrant | undefined): ValidateResponse {
+  return grant === undefined ? response : { ...response, override: { id: grant.id, table: grant.table, rules: [...grant.rules], 'expires-at': grant.expiresAt } }
 }

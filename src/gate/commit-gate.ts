@@ -27,7 +27,7 @@ import { describeRequirement, missingRequirements, type AssertionsMode, type Mis
 import { isJsonObject, parseCommitBody } from './parse-commit-body.js'
 import { checkSchemaHistory } from './schema-history-check.js'
 import { spliceRequirements, type JsonPath } from './splice-requirements.js'
-import { applyOverride, OVERRIDE_HEADER, type OverrideGrant, type OverrideVerifier } from './override.js'
+import { applyOverride, OVERRIDE_HEADER, readOverride, type OverrideGrant, type OverrideVerifier } from './override.js'
 
 /** The writes the gate sees; everything else is passed through by the router. */
 export type GatedKind = 'update-table' | 'transaction' | 'create-table' | 'register-table' | 'update-view' | 'create-view'
@@ -579,19 +579,11 @@ interface OverrideCheck { readonly grant?: OverrideGrant }
 
 /** Reads the break-glass header. A token that does not verify stops the write: 400, nothing forwarded. */
 function checkOverride (input: GateInput, deps: GateDeps, tables: readonly TableRef[]): OverrideCheck | { readonly answer: GateAnswer } {
-  const raw = input.headers[OVERRIDE_HEADER]
-  const token = Array.isArray(raw) ? raw[0] : raw
-  if (token === undefined || token.trim() === '') return {}
-  if (deps.verifyOverride === undefined) {
-    return { answer: badRequest(`Cannot apply ${OVERRIDE_HEADER}: overrides are not enabled on this gate (no override secret configured); remove the header`) }
+  const read = readOverride(input.headers[OVERRIDE_HEADER], deps.verifyOverride, tables)
+  if ('problem' in read) {
+    return { answer: badRequest(`Cannot apply ${OVERRIDE_HEADER}: ${read.problem}${deps.verifyOverride === undefined ? '' : '; nothing was committed'}`) }
   }
-  const errors: string[] = []
-  for (const table of tables) {
-    const result = deps.verifyOverride(token.trim(), table)
-    if (result.ok) return { grant: result.grant }
-    errors.push(result.error)
-  }
-  return { answer: badRequest(`Cannot apply ${OVERRIDE_HEADER}: ${unique(errors).join('; ')}; nothing was committed`) }
+  return read
 }
 
 function finishEarly (input: GateInput, deps: GateDeps, trail: Trail, outcome: GateOutcome, verdict: AuditVerdict): GateOutcome {

@@ -34,3 +34,24 @@ export function overrideVerifier (secret: string, now: () => Date = () => new Da
 export function applyOverride (settings: RuleSettings, grant: OverrideGrant): RuleSettings {
   return withOverride(settings, grant.rules)
 }
+
+/**
+ * The grant the override header asks for, verified against each table the write touches (a
+ * transaction's token names one of them); `problem` says why it does not verify. No header: none.
+ */
+export function readOverride (
+  header: string | string[] | undefined,
+  verify: OverrideVerifier | undefined,
+  tables: ReadonlyArray<{ readonly namespace: readonly string[], readonly name: string }>
+): { readonly grant?: OverrideGrant } | { readonly problem: string } {
+  const token = (Array.isArray(header) ? header[0] : header)?.trim()
+  if (token === undefined || token === '') return {}
+  if (verify === undefined) return { problem: 'overrides are not enabled on this gate (no override secret configured); remove the header' }
+  const errors = new Set<string>()
+  for (const table of tables) {
+    const result = verify(token, table)
+    if (result.ok) return { grant: result.grant }
+    errors.add(result.error)
+  }
+  return { problem: [...errors].join('; ') }
+}

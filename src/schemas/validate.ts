@@ -58,6 +58,12 @@ export const TableValidationSchema = Type.Object({
 export const ValidateResponseSchema = Type.Object({
   table: Type.Optional(ref(TableIdentifierSchema)),
   ...tableResultProps,
+  override: Type.Optional(Type.Object({
+    id: Type.String({ description: 'The token id, as the audit line records it.' }),
+    table: Type.String({ description: 'The dotted table the token is for.' }),
+    rules: Type.Array(Type.String(), { description: 'The rules whose errors it turns into warnings.' }),
+    'expires-at': Type.String({ description: 'When the token stops verifying (ISO 8601).' })
+  }, { description: 'The break-glass override the request\'s X-Iceguard-Override header carried, verified and applied as the gate would.', additionalProperties: false })),
   tables: Type.Optional(Type.Array(ref(TableValidationSchema), { description: 'For a transaction: the result per table. The verdict above is the worst of them (all-or-nothing).' }))
 }, { $id: 'ValidateResponse', additionalProperties: false })
 
