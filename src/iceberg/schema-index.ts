@@ -72,6 +72,26 @@ type Node = NestedField | ListType | MapType
 const enum Role { Field = 0, Element = 1, Key = 2, Value = 3 }
 const ROLE_NAMES = ['', 'element', 'key', 'value'] as const
 
+/** The id of the part of `node` that `role` names. */
+function idOf (node: Node, role: Role): number {
+  switch (role) {
+    case Role.Field: return (node as NestedField).id
+    case Role.Element: return (node as ListType).elementId
+    case Role.Key: return (node as MapType).keyId
+    default: return (node as MapType).valueId
+  }
+}
+
+/** The type of the part of `node` that `role` names. */
+function typeOf (node: Node, role: Role): IcebergType {
+  switch (role) {
+    case Role.Field: return (node as NestedField).type
+    case Role.Element: return (node as ListType).element
+    case Role.Key: return (node as MapType).key
+    default: return (node as MapType).value
+  }
+}
+
 /** Ids up to twice the field count plus this many index an array (unused slots are cheap). */
 const DENSE_SLACK = 1024
 
@@ -184,13 +204,7 @@ class Index implements SchemaIndex {
   }
 
   idAt (pos: number): number {
-    const node = this.nodes[pos] as Node
-    switch (this.roles[pos]) {
-      case Role.Field: return (node as NestedField).id
-      case Role.Element: return (node as ListType).elementId
-      case Role.Key: return (node as MapType).keyId
-      default: return (node as MapType).valueId
-    }
+    return idOf(this.nodes[pos] as Node, this.roles[pos] as Role)
   }
 
   nameAt (pos: number): string {
@@ -209,13 +223,7 @@ class Index implements SchemaIndex {
   }
 
   typeAt (pos: number): IcebergType {
-    const node = this.nodes[pos] as Node
-    switch (this.roles[pos]) {
-      case Role.Field: return (node as NestedField).type
-      case Role.Element: return (node as ListType).element
-      case Role.Key: return (node as MapType).key
-      default: return (node as MapType).value
-    }
+    return typeOf(this.nodes[pos] as Node, this.roles[pos] as Role)
   }
 
   fieldAt (pos: number): NestedField | undefined {
@@ -350,11 +358,10 @@ function buildIndex (root: IcebergType): SchemaIndex {
     roles[pos] = role
     parents[pos] = stackParents.pop() as number
     positions[pos] = stackIndexes.pop() as number
-    const id = role === Role.Field ? (node as NestedField).id : role === Role.Element ? (node as ListType).elementId : role === Role.Key ? (node as MapType).keyId : (node as MapType).valueId
+    const id = idOf(node, role)
     if (id > highest) highest = id
     if (id < 0 || !Number.isInteger(id)) irregular = true
-    const type = role === Role.Field ? (node as NestedField).type : role === Role.Element ? (node as ListType).element : role === Role.Key ? (node as MapType).key : (node as MapType).value
-    pushChildren(type, pos)
+    pushChildren(typeOf(node, role), pos)
     pos++
   }
   return new Index(nodes, roles, parents, positions, highest, !irregular && highest <= DENSE_SLACK + 2 * pos)
