@@ -81,6 +81,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       keepAliveTimeout: config.keepAliveTimeout,
       bodyLimit: config.bodyLimit,
       retryAfter: config.retryAfter,
+      maxResponseBytes: config.upstreamMaxResponse,
       closing: () => closing,
       onError (err, method, url) {
         app?.log.error({ code: (err as { code?: string }).code, method, url }, err.message)
@@ -139,6 +140,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     // Decisions and findings are counted for /metrics from the same records the audit log gets.
     audit: fanOutAuditSink(pinoAuditSink(app.log), metricsAuditSink())
   })
+  // Schema commits that reach the fast lane are judged there, by the same gate over its own pool.
+  fastLane?.useGate(app.gate.over(fastLane.client), (err) => app?.log.error({ err }, 'gate failed'))
   // Before the routes: the document is collected from routes as they are added.
   await app.register(swaggerPlugin)
   await app.register(routes)

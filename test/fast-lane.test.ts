@@ -282,7 +282,7 @@ t.test('keep-alive both ways: one upstream connection carries sequential request
   t.equal(new Set(upstreamPorts).size, 1, 'one pooled upstream connection carried every request')
 })
 
-t.test('handover: gated commits, /v1/config and chunked request bodies reach node:http with their bytes; /metrics counts the fast lane', async t => {
+t.test('handover: /v1/config and chunked request bodies reach node:http with their bytes; a gated commit in pieces is judged whole; /metrics counts the fast lane', async t => {
   const up = await startRecordingUpstream(t, (req, res) => {
     const body = req.url.startsWith('/v1/config')
       ? JSON.stringify({ defaults: {}, overrides: { uri: 'http://internal:1' } })
@@ -305,7 +305,8 @@ t.test('handover: gated commits, /v1/config and chunked request bodies reach nod
   t.same(JSON.parse(got[2]?.body ?? '{}'), { got: '{"a":1}' }, 'a chunked body, handed over, arrived whole')
   t.equal(await metric(), before + 1, 'the fast lane\'s pass-through GET is counted in /metrics')
 
-  // A commit whose body arrives in pieces and needs the gate is handed over whole (head and body).
+  // A commit whose body arrives in pieces and needs the gate is read whole, then judged (in the
+  // fast lane: test/fast-lane-gate.test.ts).
   const schemaCommit = '{"updates":[{"action":"add-schema","schema":{"type":"struct","schema-id":1,"fields":[]}}]}'
   const commit = `POST /v1/namespaces/db/tables/t HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${schemaCommit.length}\r\nconnection: close\r\n\r\n${schemaCommit}`
   const pieces = await new Promise<string>((resolve) => {
@@ -578,6 +579,9 @@ t.test('buffer reuse, step by step: nothing kept past a read or a write is overw
       onError: undefined,
       count: () => {},
       observe: () => {},
+      gate: undefined,
+      requestId: () => 'test',
+      onGateFault: undefined,
       connections: new Set()
     }
     const conn = new ClientConnection(client as unknown as net.Socket, ctx)

@@ -45,6 +45,11 @@ export interface GateRequest {
 
 export interface GateService {
   handle (request: GateRequest): Promise<GateOutcome>
+  /**
+   * The same gate (policy, caches, audit, override secret) over another transport to the same
+   * upstream: the fast lane judges the commits it reads over its own pooled sockets.
+   */
+  over (client: UpstreamClient): GateService
 }
 
 export function createGateService (opts: GateServiceOptions): GateService {
@@ -56,31 +61,35 @@ export function createGateService (opts: GateServiceOptions): GateService {
   // (schema-texts.ts).
   const cache = opts.baseCache === null ? undefined : opts.baseCache ?? createBaseCache()
   const texts = opts.schemaTexts === null ? undefined : opts.schemaTexts ?? createSchemaTexts()
-  const loadTable = countBaseLoads(upstreamTableLoader((path, headers) => opts.client.request({ method: 'GET', path, headers }), cache, texts))
   const peekBase = cache === undefined ? undefined : (table: TableRef, headers: IncomingHttpHeaders) => cachedBase(cache, table, headers)
-  return {
-    async handle (request) {
-      // The override token is for the gate alone: it never travels to the upstream.
-      const headers = withoutHeader(request.forwardHeaders, OVERRIDE_HEADER)
-      return await gateCommit({
-        kind: request.kind,
-        ident: request.ident,
-        rawBody: request.rawBody,
-        headers: request.headers,
-        requestId: request.requestId
-      }, {
-        loadTable,
-        peekBase,
-        forward: (body) => opts.client.request({ method: request.method, path: request.path, headers, body, commit: true }),
-        settingsFor: opts.settingsFor,
-        audit: opts.audit,
-        config: opts.config,
-        verifyOverride: verify,
-        registration: opts.registration,
-        onError: opts.onError
-      })
+  const over = (client: UpstreamClient): GateService => {
+    const loadTable = countBaseLoads(upstreamTableLoader((path, headers) => client.request({ method: 'GET', path, headers }), cache, texts))
+    return {
+      async handle (request) {
+        // The override token is for the gate alone: it never travels to the upstream.
+        const headers = withoutHeader(request.forwardHeaders, OVERRIDE_HEADER)
+        return await gateCommit({
+          kind: request.kind,
+          ident: request.ident,
+          rawBody: request.rawBody,
+          headers: request.headers,
+          requestId: request.requestId
+        }, {
+          loadTable,
+          peekBase,
+          forward: (body) => client.request({ method: request.method, path: request.path, headers, body, commit: true }),
+          settingsFor: opts.settingsFor,
+          audit: opts.audit,
+          config: opts.config,
+          verifyOverride: verify,
+          registration: opts.registration,
+          onError: opts.onError
+        })
+      },
+      over
     }
   }
+  return over(opts.client)
 }
 
 function withoutHeader (flat: readonly string[], name: string): string[] {

@@ -34,7 +34,7 @@ export interface UpstreamClient {
 
 const SOCKET_RETRY_CODES: ReadonlySet<string> = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE'])
 
-function flatHeaders (headers: UpstreamRequest['headers']): string[] {
+export function flatHeaders (headers: UpstreamRequest['headers']): string[] {
   if (headers === undefined) return []
   let flat: string[]
   if (Array.isArray(headers)) {

@@ -1,8 +1,9 @@
 /**
  * One client connection in the fast lane: reads a request head, decides (as the front door does)
  * whether the fast lane forwards it, and if so relays it to a pooled upstream socket and the answer
- * back, one request at a time. Bytes of a pipelined next request wait in `buf` until the answer
- * is complete.
+ * back, one request at a time. A commit the gate must see is read whole and handed to the gate
+ * (`gate`), which forwards it or answers itself. Bytes of a pipelined next request wait in `buf`
+ * until the answer is complete.
  *
  * Everything the fast lane does not forward is handed to node:http with every byte not yet
  * consumed (`socket.unshift`), and the connection stays with node:http and the front door from
@@ -13,14 +14,16 @@
  */
 import { STATUS_CODES } from 'node:http'
 import type net from 'node:net'
-import { errorBody, renderError, upstreamError, type GateError, type UpstreamError } from '../../errors.js'
+import { ERRORS, errorBody, GateError, renderError, upstreamError, type UpstreamError } from '../../errors.js'
+import type { GatedKind, GateOutcome } from '../../gate/commit-gate.js'
+import type { GateRequest } from '../../gate/gate-service.js'
 import { forwardRequestHeaders, relayResponseHeaders } from '../../upstream/headers.js'
 import { COMMIT_HOLD_LIMIT } from '../../upstream/stream-forward.js'
-import { classifyRequest, type RouteKind } from '../classify.js'
+import { classifyRequest, type ClassifiedRequest, type RouteKind } from '../classify.js'
 import { hasContentCoding, needsGate } from '../commit-scan.js'
 import { unsafePathReason } from '../path-safety.js'
 import { ChunkedScanner } from './chunked-scanner.js'
-import { parseRequestHead, type RequestHead } from './request-head.js'
+import { headersObject, parseRequestHead, type RequestHead } from './request-head.js'
 import { parseResponseHead, type Framing } from './response-head.js'
 import type { UpstreamConnection, UpstreamPool, UpstreamUser } from './upstream-pool.js'
 
@@ -44,6 +47,15 @@ export interface FastLaneContext {
   /** Times an upstream round trip up to its response head. */
   readonly observe: (method: string, status: number, seconds: number) => void
   readonly connections: Set<ClientConnection>
+  /**
+   * Judges a schema-relevant commit and forwards it over the fast lane's pool (the gate service
+   * over `pool-client.ts`); absent, such commits are handed to node:http and Fastify.
+   */
+  readonly gate: ((request: GateRequest) => Promise<GateOutcome>) | undefined
+  /** An id for the audit record of a commit the fast lane gates. */
+  readonly requestId: () => string
+  /** Told about a fault of the gate itself (a bug), for the log. */
+  readonly onGateFault: ((err: unknown) => void) | undefined
 }
 
 const HEAD = 0 // waiting for (or reading) a request head; idle when `buf` is empty
@@ -297,9 +309,95 @@ export class ClientConnection implements UpstreamUser {
       return
     }
     const body = buf.subarray(headLen, headLen + h.contentLength)
-    // Schema-relevant (or unreadable): the gate's. The whole request goes to node:http again.
-    if (needsGate(body)) return this.handOver()
+    if (needsGate(body)) {
+      // Schema-relevant (or unreadable): the gate's, judged here when the fast lane has it;
+      // otherwise the whole request goes to node:http and Fastify.
+      if (this.ctx.gate === undefined) return this.handOver()
+      return this.gate(h, headLen, classifyRequest(method, target), body)
+    }
     this.forward(h, headLen, kind, body)
+  }
+
+  /**
+   * Hands a commit read whole to the gate and writes its outcome: the upstream's answer, or the
+   * gate's own ErrorModel with nothing forwarded. The gate's path is the one Fastify's route takes
+   * (routes/iceberg/gated-write.ts); only the transport differs. Pipelined bytes wait, as for an
+   * answer in flight.
+   */
+  gate (h: RequestHead, headLen: number, route: ClassifiedRequest, body: Buffer): void {
+    const ctx = this.ctx
+    const buf = this.buf as Buffer
+    const used = headLen + body.length
+    this.buf = used < buf.length ? buf.subarray(used) : undefined
+    this.method = h.method
+    this.target = h.target
+    this.kind = route.kind
+    this.commit = true
+    this.closeAfter = this.closeAfter || h.close
+    this.phase = AWAIT
+    if (this.buf !== undefined) this.socket.pause()
+    const judging = (ctx.gate as NonNullable<FastLaneContext['gate']>)({
+      kind: route.kind as GatedKind,
+      ident: { prefix: route.prefix, namespace: route.namespace, table: route.table },
+      method: h.method,
+      path: h.target,
+      rawBody: body,
+      headers: headersObject(h.rawHeaders),
+      forwardHeaders: forwardRequestHeaders(h.rawHeaders, { remoteAddress: this.socket.remoteAddress, encrypted: false }, true),
+      requestId: ctx.requestId()
+    })
+    judging.then(this.onGated, this.onGateFailed)
+  }
+
+  readonly onGated = (outcome: GateOutcome): void => {
+    // The client left while the gate worked: nobody to answer (the audit has the outcome).
+    if (this.phase === DONE) return
+    if (outcome.type === 'answer') {
+      const { statusCode, headers, body } = outcome.answer
+      this.answerGated(statusCode, headers, undefined, Buffer.from(JSON.stringify(body)), true)
+      return
+    }
+    const res = outcome.response
+    this.answerGated(res.statusCode, res.headers, outcome.headers, res.body, false)
+  }
+
+  readonly onGateFailed = (err: unknown): void => {
+    // The gate answers its own faults; reaching here is a bug. Nothing is known to be forwarded.
+    this.ctx.onGateFault?.(err)
+    if (this.phase === DONE) return
+    this.phase = DONE
+    this.answerError(new GateError(ERRORS.UPSTREAM_UNAVAILABLE, 'Cannot validate commit: iceguard failed while evaluating it (see the iceguard log); nothing was committed, retry later',
+      { headers: { 'retry-after': String(this.ctx.retryAfter) } }))
+  }
+
+  /** Writes a whole answer (the gate's or the upstream's, as the gate relays it), then goes on. */
+  answerGated (status: number, headers: Readonly<Record<string, string | readonly string[] | undefined>>,
+    extra: Readonly<Record<string, string>> | undefined, body: Buffer, own: boolean): void {
+    const ctx = this.ctx
+    let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\n`
+    if (own) head += `content-type: application/json; charset=utf-8\r\ndate: ${new Date().toUTCString()}\r\n`
+    for (const name in headers) {
+      const value = headers[name]
+      if (value === undefined || name === 'content-length' || name === 'connection' || name === 'keep-alive') continue
+      if (typeof value === 'string') head += `${name}: ${value}\r\n`
+      else for (const v of value) head += `${name}: ${v}\r\n`
+    }
+    if (extra !== undefined) for (const name in extra) head += `${name}: ${extra[name] as string}\r\n`
+    // 204 and 304 carry no body and no length (RFC 9110 §8.6).
+    if (status === 204 || status === 304) body = Buffer.alloc(0)
+    else head += `content-length: ${body.length}\r\n`
+    this.closeAfter = this.closeAfter || ctx.closing()
+    head += this.closeAfter ? 'connection: close\r\n\r\n' : `connection: keep-alive\r\nkeep-alive: timeout=${Math.floor(ctx.keepAliveTimeout / 1000)}\r\n\r\n`
+    if (body.length <= JOIN_LIMIT) writeJoined(this.socket, head, body)
+    else {
+      this.socket.cork()
+      this.socket.write(head, 'latin1')
+      this.socket.write(body)
+      this.socket.uncork()
+    }
+    ctx.count(this.kind, this.method, status)
+    this.status = status
+    this.afterAnswer()
   }
 
   forward (h: RequestHead, headLen: number, kind: RouteKind, commitBody: Buffer | undefined): void {
@@ -611,6 +709,12 @@ export class ClientConnection implements UpstreamUser {
     this.upPaused = false
     this.resHeadDone = false
     this.started = false
+    this.afterAnswer()
+  }
+
+  /** An answer is written: serve the next request, wait for the client to read, or close. */
+  afterAnswer (): void {
+    const ctx = this.ctx
     // A request body the upstream did not wait for is still arriving: the connection cannot continue.
     if (this.phase === BODY_STREAM) this.closeAfter = true
     if (!this.closeAfter && !ctx.closing() && this.socket.writableNeedDrain) {

@@ -145,3 +145,29 @@ export function parseRequestHead (head: string): HeadResult {
     contentEncoding
   }
 }
+
+/** Fields node:http keeps the first of when repeated (`IncomingMessage.headers`). */
+const FIRST_ONLY: ReadonlySet<string> = new Set([
+  'age', 'authorization', 'content-length', 'content-type', 'etag', 'expires', 'from', 'host',
+  'if-modified-since', 'if-unmodified-since', 'last-modified', 'location', 'max-forwards',
+  'proxy-authorization', 'referer', 'retry-after', 'server', 'user-agent'
+])
+
+/**
+ * The head's fields as node:http's `IncomingMessage.headers` would hold them (lower-case names; a
+ * repeated field joined with ", ", cookies with "; ", Set-Cookie kept as a list, and the first of
+ * the singleton fields kept), so the gate reads a fast-lane request as it reads one from Fastify.
+ */
+export function headersObject (rawHeaders: readonly string[]): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = (rawHeaders[i] as string).toLowerCase()
+    const value = rawHeaders[i + 1] as string
+    const prev = out[name]
+    if (name === 'set-cookie') out[name] = prev === undefined ? [value] : [...(prev as string[]), value]
+    else if (prev === undefined) out[name] = value
+    else if (FIRST_ONLY.has(name)) continue
+    else out[name] = `${prev as string}${name === 'cookie' ? '; ' : ', '}${value}`
+  }
+  return out
+}

@@ -1,0 +1,271 @@
+/**
+ * The buffered upstream client (the contract of src/upstream/client.ts) over the fast lane's own
+ * pool: the gate's base-metadata GET and the commit it forwards, for gated commits the fast lane
+ * serves itself (client-connection.ts `gate`).
+ *
+ * Why a second client: on a schema commit the undici client's request objects, parser callbacks
+ * and its pool sit on the critical path twice (the base load, then the commit). Over the fast
+ * lane's raw keep-alive sockets the same two exchanges cost a written head and a parsed one.
+ * Failures keep the contract: `UpstreamError` from the catalogue, with `sent` telling whether
+ * the request reached the upstream; a GET is resent once when a pooled socket turns out to be
+ * dead, a POST never.
+ */
+import { upstreamError } from '../../errors.js'
+import { flatHeaders, type UpstreamClient, type UpstreamRequest, type UpstreamResponse } from '../../upstream/client.js'
+import { headersToObject, relayResponseHeaders } from '../../upstream/headers.js'
+import { ChunkedScanner } from './chunked-scanner.js'
+import { parseResponseHead, type ResponseHead } from './response-head.js'
+import type { UpstreamConnection, UpstreamPool, UpstreamUser } from './upstream-pool.js'
+
+export interface PoolClientOptions {
+  readonly pool: UpstreamPool
+  readonly basePath: string
+  /** Host header for the upstream. */
+  readonly upstreamHost: string
+  readonly headersTimeout: number
+  readonly bodyTimeout: number
+  readonly retryAfter: number
+  /** An answer larger than this is abandoned as a bad response. */
+  readonly maxResponseBytes: number
+  /** Times an exchange up to its response head (the upstream latency histogram). */
+  readonly observe?: (method: string, status: number, seconds: number) => void
+}
+
+const HEAD_END = Buffer.from('\r\n\r\n', 'latin1')
+const MAX_RESPONSE_HEAD = 64 * 1024
+const RETRY_CODES: ReadonlySet<string> = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE'])
+
+function codedError (message: string, code: string): Error {
+  return Object.assign(new Error(message), { code })
+}
+
+export function createPoolClient (opts: PoolClientOptions): UpstreamClient {
+  return {
+    request (req: UpstreamRequest): Promise<UpstreamResponse> {
+      return new Promise((resolve, reject) => { new Exchange(opts, req, resolve, reject).start() }) // eslint-disable-line no-new
+    }
+  }
+}
+
+/** One request and its answer on a pooled socket; resent once (GET/HEAD only) on a dead socket. */
+class Exchange implements UpstreamUser {
+  readonly #opts: PoolClientOptions
+  readonly #method: string
+  readonly #request: Buffer
+  readonly #commit: boolean
+  readonly #retryable: boolean
+  readonly #resolve: (res: UpstreamResponse) => void
+  readonly #reject: (err: Error) => void
+  #up: UpstreamConnection | undefined
+  #sent = false
+  #retried = false
+  #settled = false
+  #startedAt = 0n
+  /** Bytes of the response head read so far (copied: reads land in the pool's reused buffer). */
+  #headBytes: Buffer | undefined
+  #head: ResponseHead | undefined
+  #chunks: Buffer[] = []
+  /** The body of a Content-Length answer, filled as it arrives. */
+  #whole: Buffer | undefined
+  #bytes = 0
+  #scanner: ChunkedScanner | undefined
+  #reusable = false
+
+  constructor (opts: PoolClientOptions, req: UpstreamRequest, resolve: (res: UpstreamResponse) => void, reject: (err: Error) => void) {
+    this.#opts = opts
+    this.#method = req.method
+    this.#commit = req.commit === true
+    this.#retryable = req.body === undefined && (req.method === 'GET' || req.method === 'HEAD')
+    this.#resolve = resolve
+    this.#reject = reject
+    const headers = flatHeaders(req.headers)
+    let head = `${req.method} ${opts.basePath}${req.path} HTTP/1.1\r\nhost: ${opts.upstreamHost}\r\nconnection: keep-alive\r\n`
+    for (let i = 0; i < headers.length; i += 2) head += `${headers[i] as string}: ${headers[i + 1] as string}\r\n`
+    const body = req.body
+    if (body !== undefined) head += `content-length: ${body.length}\r\n`
+    head += '\r\n'
+    // Head and body leave in one write (one segment for a small commit).
+    const headLength = Buffer.byteLength(head, 'latin1')
+    const out = Buffer.allocUnsafe(headLength + (body?.length ?? 0))
+    out.write(head, 0, 'latin1')
+    body?.copy(out, headLength)
+    this.#request = out
+  }
+
+  start (): void {
+    this.#opts.pool.acquire(this.#onAcquired)
+  }
+
+  readonly #onAcquired = (err: Error | null, conn?: UpstreamConnection): void => {
+    if (err !== null || conn === undefined) {
+      this.#fail(err ?? new Error('no upstream connection'))
+      return
+    }
+    this.#up = conn
+    conn.user = this
+    this.#sent = true
+    this.#headBytes = undefined
+    this.#head = undefined
+    this.#chunks = []
+    this.#whole = undefined
+    this.#bytes = 0
+    this.#startedAt = process.hrtime.bigint()
+    conn.socket.setTimeout(this.#opts.headersTimeout)
+    conn.socket.write(this.#request)
+  }
+
+  onUpstreamData (chunk: Buffer): void {
+    if (this.#settled) return
+    if (this.#head !== undefined) {
+      this.#body(chunk)
+      return
+    }
+    let buf = this.#headBytes === undefined ? chunk : Buffer.concat([this.#headBytes, chunk])
+    for (;;) {
+      const end = buf.indexOf(HEAD_END)
+      if (end === -1) {
+        if (buf.length > MAX_RESPONSE_HEAD) return this.#fail(codedError('the upstream response head is too large', 'UND_ERR_HEADERS_OVERFLOW'))
+        this.#headBytes = Buffer.from(buf)
+        return
+      }
+      const res = parseResponseHead(buf.toString('latin1', 0, end), this.#method === 'HEAD')
+      if ('invalid' in res) return this.#fail(codedError(`invalid upstream response: ${res.invalid}`, 'HPE_INVALID'))
+      buf = buf.subarray(end + 4)
+      if (res.status >= 200) {
+        this.#headBytes = undefined
+        this.#head = res
+        this.#reusable = res.reusable
+        this.#scanner = res.framing === 'chunked' ? new ChunkedScanner() : undefined
+        this.#opts.observe?.(this.#method, res.status, Number(process.hrtime.bigint() - this.#startedAt) / 1e9)
+        const socket = (this.#up as UpstreamConnection).socket
+        if (this.#opts.bodyTimeout !== this.#opts.headersTimeout) socket.setTimeout(this.#opts.bodyTimeout)
+        if (res.framing === 'none') {
+          if (buf.length > 0) this.#reusable = false
+          this.#done()
+          return
+        }
+        if (buf.length > 0) this.#body(buf)
+        return
+      }
+      // 1xx interim answers are skipped; 101 is never asked for.
+      if (res.status === 101) return this.#fail(codedError('the upstream switched protocols unasked', 'HPE_INVALID'))
+      if (buf.length === 0) {
+        this.#headBytes = undefined
+        return
+      }
+    }
+  }
+
+  /** Body bytes as framed; each piece is copied (it lives in the pool's reused read buffer). */
+  #body (chunk: Buffer): void {
+    const head = this.#head as ResponseHead
+    let take = chunk
+    let complete = false
+    if (head.framing === 'length') {
+      const left = head.length - this.#bytes
+      if (chunk.length >= left) {
+        if (chunk.length > left) this.#reusable = false
+        take = chunk.subarray(0, left)
+        complete = true
+      }
+    } else if (head.framing === 'chunked') {
+      const end = (this.#scanner as ChunkedScanner).scan(chunk)
+      if (end === -2) return this.#fail(codedError('invalid chunked encoding from the upstream', 'HPE_INVALID_CHUNK_SIZE'))
+      if (end !== -1) {
+        if (end < chunk.length) this.#reusable = false
+        take = chunk.subarray(0, end)
+        complete = true
+      }
+    }
+    if ((head.framing === 'length' ? head.length : this.#bytes + take.length) > this.#opts.maxResponseBytes) {
+      return this.#fail(codedError(`answer larger than ${this.#opts.maxResponseBytes} bytes`, 'ICEGUARD_RESPONSE_TOO_LARGE'))
+    }
+    if (head.framing === 'length') {
+      // The length is known (and within the limit, checked above on the first piece): one buffer,
+      // one copy per piece, no join at the end.
+      this.#whole ??= Buffer.allocUnsafe(head.length)
+      take.copy(this.#whole, this.#bytes)
+    } else {
+      this.#chunks.push(Buffer.from(take))
+    }
+    this.#bytes += take.length
+    if (complete) this.#done()
+  }
+
+  onUpstreamEnd (): void {
+    if (this.#head?.framing === 'close') {
+      this.#reusable = false
+      this.#done()
+      return
+    }
+    this.#fail(codedError('the upstream closed the connection before the answer was complete', 'UND_ERR_SOCKET'))
+  }
+
+  onUpstreamError (err: Error): void {
+    this.#up = undefined
+    this.#fail(err)
+  }
+
+  onUpstreamTimeout (): void {
+    this.#fail(this.#head !== undefined
+      ? codedError('the upstream stopped sending the answer body', 'UND_ERR_BODY_TIMEOUT')
+      : codedError('the upstream did not send answer headers in time', 'UND_ERR_HEADERS_TIMEOUT'))
+  }
+
+  onUpstreamDrain (): void {}
+
+  #done (): void {
+    const head = this.#head as ResponseHead
+    const up = this.#up
+    this.#up = undefined
+    this.#settled = true
+    if (up !== undefined) this.#opts.pool.release(up, this.#reusable, head.keepAliveMs)
+    const raw = this.#whole ?? (this.#chunks.length === 1 ? this.#chunks[0] as Buffer : Buffer.concat(this.#chunks, this.#bytes))
+    this.#resolve({
+      statusCode: head.status,
+      headers: headersToObject(relayResponseHeaders(head.rawHeaders)),
+      body: head.framing === 'chunked' ? dechunk(raw) : raw
+    })
+  }
+
+  #fail (err: Error): void {
+    if (this.#settled) return
+    const up = this.#up
+    this.#up = undefined
+    if (up !== undefined) {
+      up.user = undefined
+      up.socket.destroy()
+    }
+    const code = (err as { code?: string }).code
+    if (this.#retryable && !this.#retried && this.#sent && this.#head === undefined && this.#headBytes === undefined &&
+      code !== undefined && RETRY_CODES.has(code)) {
+      // The upstream closed a pooled keep-alive connection as we wrote to it: resend once.
+      this.#retried = true
+      this.#sent = false
+      this.start()
+      return
+    }
+    this.#settled = true
+    this.#reject(upstreamError(err, this.#sent, this.#commit, this.#opts.retryAfter))
+  }
+}
+
+/**
+ * The payload of a complete chunked body (RFC 9112 §7.1), already checked by `ChunkedScanner`:
+ * sizes and data, extensions and trailer fields dropped.
+ */
+export function dechunk (raw: Buffer): Buffer {
+  const parts: Buffer[] = []
+  let i = 0
+  for (;;) {
+    const eol = raw.indexOf('\r\n', i, 'latin1')
+    if (eol === -1) break
+    const line = raw.toString('latin1', i, eol)
+    const semi = line.indexOf(';')
+    const size = parseInt(semi === -1 ? line : line.slice(0, semi), 16)
+    if (!(size > 0)) break
+    parts.push(raw.subarray(eol + 2, eol + 2 + size))
+    i = eol + 2 + size + 2
+  }
+  return parts.length === 1 ? parts[0] as Buffer : Buffer.concat(parts)
+}
