@@ -8,10 +8,35 @@ import { createHash } from 'node:crypto'
 
 const MAX_SUBJECT = 128
 
+/** Most header values whose principal is remembered; a bound, not a cache size to tune. */
+const MAX_REMEMBERED = 256
+/** Longest header value remembered, so the memo's memory stays small (a few MB at worst). */
+const MAX_REMEMBERED_TEXT = 8192
+
+/**
+ * Principal by `Authorization` value: a client sends the same header with every request, and
+ * decoding or hashing it each time was a visible part of a commit's CPU. The keys are credentials,
+ * so the map stays private to this module, is never iterated or printed, and is bounded (the
+ * oldest entry leaves first). The values are the safe-to-log principals.
+ */
+const remembered = new Map<string, string>()
+
 export function principalFromHeaders (headers: Readonly<Record<string, string | string[] | undefined>>): string | undefined {
   const raw = headers.authorization
   const value = Array.isArray(raw) ? raw[0] : raw
   if (value === undefined || value.trim() === '') return undefined
+  let principal = remembered.get(value)
+  if (principal === undefined) {
+    principal = principalOf(value)
+    if (value.length <= MAX_REMEMBERED_TEXT) {
+      if (remembered.size >= MAX_REMEMBERED) remembered.delete(remembered.keys().next().value as string)
+      remembered.set(value, principal)
+    }
+  }
+  return principal
+}
+
+function principalOf (value: string): string {
   const space = value.indexOf(' ')
   const scheme = space === -1 ? '' : value.slice(0, space).toLowerCase()
   const credential = space === -1 ? value.trim() : value.slice(space + 1).trim()

@@ -33,14 +33,35 @@ export interface BaseCache {
   readonly bytes: number
 }
 
+/** Most caller identities whose digest is remembered; a bound, not a cache size to tune. */
+const MAX_DIGESTS = 256
+/** Longest header text remembered, so the memo's memory stays small (a few MB at worst). */
+const MAX_REMEMBERED_TEXT = 8192
+
+/**
+ * Digest of a caller's credential headers, by the headers' text: a client sends the same
+ * `Authorization` with every commit, and a SHA-256 per commit was a visible part of the gate's
+ * CPU. The map holds credentials as keys, so it stays private to this module, is never iterated
+ * or printed, and is bounded (the oldest entry leaves first).
+ */
+const digests = new Map<string, string>()
+
 /** The cache key of a table path for the caller whose headers these are. */
 export function baseCacheKey (path: string, headers: IncomingHttpHeaders): string {
-  const digest = createHash('sha256')
+  let material = ''
   for (const name of ['authorization', 'cookie'] as const) {
     const v = headers[name]
-    digest.update(`${name}\n${Array.isArray(v) ? v.join('\n') : v ?? ''}\n`)
+    material += `${name}\n${Array.isArray(v) ? v.join('\n') : v ?? ''}\n`
   }
-  return `${path}\n${digest.digest('base64')}`
+  let digest = digests.get(material)
+  if (digest === undefined) {
+    digest = createHash('sha256').update(material).digest('base64')
+    if (material.length <= MAX_REMEMBERED_TEXT) {
+      if (digests.size >= MAX_DIGESTS) digests.delete(digests.keys().next().value as string)
+      digests.set(material, digest)
+    }
+  }
+  return `${path}\n${digest}`
 }
 
 export function createBaseCache (options: BaseCacheOptions = {}): BaseCache {

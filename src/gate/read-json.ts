@@ -101,61 +101,104 @@ function scan (text: string, opts: ReadOptions): number[] | string {
   const strict = opts.strict === true
   const fractions = opts.keepFractions === true
   const kept: number[] = []
-  // Per open container (strict mode only): whether it is an object, the keys seen so far and the
-  // key it was opened under. Key lists are reused level by level: most objects have a few keys, for
-  // which a linear search beats allocating a Set; a list that grows long gets a Set beside it.
+  // Strict mode keeps the keys of every open object on one stack (a child's keys above its
+  // parent's, dropped when it closes), as a hash and the position of the key's text, so reading
+  // a key allocates nothing: a commit body has hundreds of keys, and a slice per key cost more
+  // than the rest of the scan. Texts are compared only when two hashes match. Most objects have a
+  // few keys, for which a linear search of the hashes beats a Set; an object whose keys grow
+  // many gets a Set of its key texts instead.
+  const keys = strict ? newKeyStack() : undefined
+  // Per open container (strict mode only): whether it is an object, where its keys start on the
+  // stack, its Set of keys if it got one, and whether it was opened under the key "constructor".
   const isObject: boolean[] = []
-  const keyLists: string[][] = []
+  const keysFrom: number[] = []
   const keySets: Array<Set<string> | undefined> = []
-  const openedUnder: Array<string | undefined> = []
+  const underConstructor: boolean[] = []
   let depth = 0
   let expectKey = false
-  let lastKey: string | undefined
+  let lastKeyConstructor = false
   let checkKeys = strict
   const n = text.length
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i)
-    if (c === 0x22) { // a string: strings are most of the bytes, so the closing quote is found natively
+    if (c === 0x22) { // a string
       const start = i
-      i = stringEnd(text, i)
-      if (checkKeys && expectKey) {
-        if (isObject[depth - 1] === true) {
-          const key = hasEscape(text, start, i) ? decodeKey(text.slice(start, i + 1)) : text.slice(start + 1, i)
-          if (key === undefined) {
-            // A bad escape: JSON.parse refuses the text with a better message than ours.
-            checkKeys = false
-          } else {
-            if (key === '__proto__') return 'the key "__proto__" is not allowed'
-            if (key === 'prototype' && openedUnder[depth - 1] === 'constructor') return 'the key "constructor.prototype" is not allowed'
-            if (seenKey(keyLists[depth - 1] as string[], keySets, depth - 1, key)) return `duplicate key "${printable(key)}" in one object`
-            lastKey = key
-          }
-        }
-        expectKey = false
+      if (!(checkKeys && expectKey)) {
+        // Strings are most of the bytes, so the closing quote is found natively.
+        i = stringEnd(text, i)
+        continue
       }
+      expectKey = false
+      if (isObject[depth - 1] !== true || keys === undefined) {
+        i = stringEnd(text, i)
+        continue
+      }
+      // A key: short, so read here, hashing as it goes; one with an escape is decoded instead.
+      let hash = 0
+      let escaped = false
+      for (i++; i < n; i++) {
+        const d = text.charCodeAt(i)
+        if (d === 0x22) break
+        if (d === 0x5c) { escaped = true; break }
+        hash = (Math.imul(hash, 31) + d) | 0
+      }
+      let decoded: string | undefined
+      if (escaped) {
+        i = stringEnd(text, start)
+        decoded = decodeKey(text.slice(start, i + 1))
+        if (decoded === undefined) {
+          // A bad escape: JSON.parse refuses the text with a better message than ours.
+          checkKeys = false
+          continue
+        }
+        hash = hashOf(decoded)
+      }
+      const problem = decoded === undefined
+        ? plainKeyProblem(text, start, i, underConstructor[depth - 1] === true)
+        : keyProblem(decoded, underConstructor[depth - 1] === true)
+      if (problem !== undefined) return problem
+      const level = depth - 1
+      let set = keySets[level]
+      if (set === undefined && keys.top - (keysFrom[level] as number) >= LINEAR_KEYS) {
+        set = new Set()
+        for (let k = keysFrom[level] as number; k < keys.top; k++) set.add(keyText(text, keys, k))
+        keys.top = keysFrom[level] as number
+        keySets[level] = set
+      }
+      if (set !== undefined) {
+        const key = decoded ?? text.slice(start + 1, i)
+        if (set.has(key)) return duplicateKey(key)
+        set.add(key)
+      } else {
+        for (let k = keysFrom[level] as number; k < keys.top; k++) {
+          if (keys.hashes[k] === hash && sameKey(text, keys, k, start, i, decoded)) return duplicateKey(decoded ?? text.slice(start + 1, i))
+        }
+        pushKey(keys, hash, start, i, decoded)
+      }
+      lastKeyConstructor = decoded === undefined ? i - start === 12 && text.startsWith('constructor', start + 1) : decoded === 'constructor'
     } else if (c === 0x7b || c === 0x5b) { // { [
       if (depth >= maxDepth) return `nesting deeper than ${maxDepth} levels`
       const object = c === 0x7b
-      if (checkKeys) {
+      if (checkKeys && keys !== undefined) {
         isObject[depth] = object
-        if (object) {
-          const list = keyLists[depth]
-          if (list === undefined) keyLists[depth] = []
-          else list.length = 0
-          keySets[depth] = undefined
-        }
-        openedUnder[depth] = lastKey
+        keysFrom[depth] = keys.top
+        keySets[depth] = undefined
+        underConstructor[depth] = lastKeyConstructor
       }
       depth++
       expectKey = object
-      lastKey = undefined
+      lastKeyConstructor = false
     } else if (c === 0x7d || c === 0x5d) { // } ]
-      if (depth > 0) depth--
+      if (depth > 0) {
+        depth--
+        // The closed container's keys (and any left by a child) leave the stack.
+        if (keys !== undefined && checkKeys) keys.top = keysFrom[depth] as number
+      }
       expectKey = false
-      lastKey = undefined
+      lastKeyConstructor = false
     } else if (c === 0x2c) { // ,
       expectKey = checkKeys && isObject[depth - 1] === true
-      lastKey = undefined
+      lastKeyConstructor = false
     } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) { // a number token
       const start = i
       i = numberTokenEnd(text, i)
@@ -226,25 +269,68 @@ export function nativeMessage (text: string, err: unknown): string {
   return (err as Error).message
 }
 
+/** Keys one object may have before they are kept in a Set rather than searched in a list. */
 const LINEAR_KEYS = 16
 
-/** Records `key` for the object at `level`; true when it was there already. */
-function seenKey (list: string[], sets: Array<Set<string> | undefined>, level: number, key: string): boolean {
-  const set = sets[level]
-  if (set !== undefined) {
-    if (set.has(key)) return true
-    set.add(key)
-    return false
-  }
-  for (let k = 0; k < list.length; k++) if (list[k] === key) return true
-  list.push(key)
-  if (list.length > LINEAR_KEYS) sets[level] = new Set(list)
-  return false
+/** Keys of the open objects: hash, and where the text is (quote to quote) or, if escaped, its decoded text. */
+interface KeyStack {
+  top: number
+  readonly hashes: number[]
+  readonly starts: number[]
+  readonly ends: number[]
+  readonly decoded: Array<string | undefined>
 }
 
-function hasEscape (text: string, start: number, end: number): boolean {
-  for (let j = start + 1; j < end; j++) if (text.charCodeAt(j) === 0x5c) return true
-  return false
+function newKeyStack (): KeyStack {
+  return { top: 0, hashes: [], starts: [], ends: [], decoded: [] }
+}
+
+function pushKey (keys: KeyStack, hash: number, start: number, end: number, decoded: string | undefined): void {
+  const k = keys.top++
+  keys.hashes[k] = hash
+  keys.starts[k] = start
+  keys.ends[k] = end
+  keys.decoded[k] = decoded
+}
+
+/** The same hash as the scan computes over a key's characters. */
+function hashOf (key: string): number {
+  let hash = 0
+  for (let j = 0; j < key.length; j++) hash = (Math.imul(hash, 31) + key.charCodeAt(j)) | 0
+  return hash
+}
+
+function keyText (text: string, keys: KeyStack, k: number): string {
+  return keys.decoded[k] ?? text.slice((keys.starts[k] as number) + 1, keys.ends[k])
+}
+
+/** Whether key `k` of the stack is the key quoted from `start` to `end` (or, when escaped, `decoded`). */
+function sameKey (text: string, keys: KeyStack, k: number, start: number, end: number, decoded: string | undefined): boolean {
+  const other = keys.decoded[k]
+  if (decoded !== undefined || other !== undefined) return keyText(text, keys, k) === (decoded ?? text.slice(start + 1, end))
+  const from = keys.starts[k] as number
+  if ((keys.ends[k] as number) - from !== end - start) return false
+  for (let j = 1; j < end - start; j++) if (text.charCodeAt(from + j) !== text.charCodeAt(start + j)) return false
+  return true
+}
+
+/** The refusal for a key spelled without escapes, quoted from `start` to `end`; undefined when it is fine. */
+function plainKeyProblem (text: string, start: number, end: number, underConstructor: boolean): string | undefined {
+  // "__proto__" and "prototype" are both nine characters long.
+  if (end - start !== 10) return undefined
+  if (text.startsWith('__proto__', start + 1)) return keyProblem('__proto__', underConstructor)
+  if (underConstructor && text.startsWith('prototype', start + 1)) return keyProblem('prototype', underConstructor)
+  return undefined
+}
+
+function keyProblem (key: string, underConstructor: boolean): string | undefined {
+  if (key === '__proto__') return 'the key "__proto__" is not allowed'
+  if (key === 'prototype' && underConstructor) return 'the key "constructor.prototype" is not allowed'
+  return undefined
+}
+
+function duplicateKey (key: string): string {
+  return `duplicate key "${printable(key)}" in one object`
 }
 
 function decodeKey (token: string): string | undefined {

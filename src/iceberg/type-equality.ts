@@ -74,11 +74,26 @@ export function sameType (a: IcebergType, b: IcebergType): boolean {
 
 /** Java `Schema.sameSchema`: equal structs (order, ids, names, required, docs, types, defaults) and identifier ids. */
 export function sameSchema (a: Schema, b: Schema): boolean {
-  const ia = new Set(a.identifierFieldIds)
-  const ib = new Set(b.identifierFieldIds)
+  // add-schema compares the new schema with every schema of the table's history; most differ in
+  // their column count, which is known before any set is built.
+  if (a.struct.fields.length !== b.struct.fields.length) return false
+  if (!sameIdSet(a.identifierFieldIds, b.identifierFieldIds)) return false
+  return sameType(a.struct, b.struct)
+}
+
+/** The two lists hold the same ids (as sets: order and repeats do not matter). */
+function sameIdSet (a: readonly number[], b: readonly number[]): boolean {
+  if (a.length <= 8 && b.length <= 8) {
+    // A few ids each (the usual identifier list): each side's ids found in the other is set equality.
+    for (const id of a) if (!b.includes(id)) return false
+    for (const id of b) if (!a.includes(id)) return false
+    return true
+  }
+  const ia = new Set(a)
+  const ib = new Set(b)
   if (ia.size !== ib.size) return false
   for (const id of ia) if (!ib.has(id)) return false
-  return sameType(a.struct, b.struct)
+  return true
 }
 
 /** Structural equality: names, required flags and types; ids, field order and docs ignored. */

@@ -33,8 +33,12 @@ export function ruleDoc (id: string): string {
   return `docs/rules.md#${id.toLowerCase()}`
 }
 
+/** Built on first use: asked once per rule for every commit (its default severity). */
+let byId: ReadonlyMap<string, Rule> | undefined
+
 export function ruleById (id: string): Rule | undefined {
-  return ALL_RULES.find(r => r.id === id)
+  byId ??= new Map(ALL_RULES.map(r => [r.id, r]))
+  return byId.get(id)
 }
 
 /** Every rule with its id, category, default severity, purpose and doc link, plus TABLE_FROZEN. */

@@ -8,22 +8,34 @@ import type { CommitFlow, Finding, Rule, RuleContext, RuleSettings, Violation } 
 /** A rule without `flows` applies to every flow but views. */
 const DEFAULT_FLOWS: readonly CommitFlow[] = ['update', 'revert', 'create', 'staged-create', 'replace']
 
+const NO_OPTIONS: Readonly<Record<string, unknown>> = Object.freeze({})
+
 export function runRules (rules: readonly Rule[], ctx: Omit<RuleContext, 'options'>, settings: RuleSettings): Finding[] {
   const findings: Finding[] = []
-  for (const rule of rules) {
+  const { flow } = ctx
+  const warn = settings.mode === 'warn'
+  // One context for every rule, its options swapped per rule: a rule reads its context only while
+  // it runs (a generator is drained here before the next rule starts), so nobody sees the swap.
+  const ruleCtx: { -readonly [K in keyof RuleContext]: RuleContext[K] } = { ...ctx, options: NO_OPTIONS }
+  for (let r = 0; r < rules.length; r++) {
+    const rule = rules[r] as Rule
+    if (!(rule.flows ?? DEFAULT_FLOWS).includes(flow)) continue
     const configured = settings.severity(rule.id)
     if (configured === 'off') continue
-    if (!(rule.flows ?? DEFAULT_FLOWS).includes(ctx.flow)) continue
-    let violations: Violation[]
+    let violations: Iterable<Violation>
     try {
-      violations = [...rule.check({ ...ctx, options: settings.options(rule.id) })]
+      ruleCtx.options = settings.options(rule.id)
+      const result = rule.check(ruleCtx)
+      // Most rules return an array; a generator is drained inside the try, so a throw is caught.
+      violations = Array.isArray(result) ? result : [...result]
     } catch (err) {
       // Rules must not throw; if one does, fail closed with a finding that says so.
       violations = [{ rule: rule.id, message: `Cannot evaluate rule ${rule.id}: ${err instanceof Error ? err.message : String(err)}` }]
     }
+    const severity = warn ? 'warn' : configured
     for (const v of violations) {
       if (settings.isExcepted(rule.id, v.path)) continue
-      findings.push({ ...v, rule: rule.id, severity: settings.mode === 'warn' ? 'warn' : configured })
+      findings.push({ ...v, rule: rule.id, severity })
     }
   }
   return findings

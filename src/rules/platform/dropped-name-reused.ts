@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { indexSchema } from '../../iceberg/schema-index.js'
+import type { Schema, TableMetadata } from '../../iceberg/types.js'
 import type { PlatformRule } from './platform-rule.js'
 import { booleanOption, changesOf, nameKey, nameReuseExplanation } from './support.js'
 
@@ -19,31 +20,21 @@ export const DROPPED_NAME_REUSED: PlatformRule = {
   }),
   * check (ctx) {
     if (ctx.base === undefined || ctx.baseSchema === undefined) return
-    const caseSensitive = booleanOption(ctx.options, 'caseSensitive', false)
-    const proposed = indexSchema(ctx.proposedSchema)
-    const current = indexSchema(ctx.baseSchema)
-    // Dropped in this very commit: DROP_THEN_ADD_SAME_NAME's case, not reported twice.
-    const droppedNow = new Set(changesOf(ctx.changes, 'field-dropped').map(c => nameKey(c.path, caseSensitive)))
-    // name → [old id, schema id] for columns that existed in some schema and are gone now.
-    const history = new Map<string, { id: number, schemaId: number | undefined }>()
-    for (const schema of ctx.base.schemas) {
-      const index = indexSchema(schema)
-      for (let pos = 0; pos < index.size; pos++) {
-        const id = index.idAt(pos)
-        if (proposed.positionOf(id) >= 0 || current.positionOf(id) >= 0) continue
-        const key = nameKey(index.pathAt(pos), caseSensitive)
-        if (!history.has(key)) history.set(key, { id, schemaId: schema.schemaId })
-      }
-    }
-    if (history.size === 0) return
     const named = [
       ...changesOf(ctx.changes, 'field-added').map(c => ({ id: c.fieldId, path: c.path, how: 'new column' })),
       ...changesOf(ctx.changes, 'field-renamed').map(c => ({ id: c.fieldId, path: c.path, how: 'renamed column' }))
     ]
+    if (named.length === 0) return
+    const caseSensitive = booleanOption(ctx.options, 'caseSensitive', false)
+    const proposed = indexSchema(ctx.proposedSchema)
+    const history = droppedNames(ctx.base, ctx.baseSchema, caseSensitive)
+    // Dropped in this very commit: DROP_THEN_ADD_SAME_NAME's case, not reported twice.
+    const droppedNow = new Set(changesOf(ctx.changes, 'field-dropped').map(c => nameKey(c.path, caseSensitive)))
     for (const n of named) {
       const key = nameKey(n.path, caseSensitive)
       if (droppedNow.has(key)) continue
-      const old = history.get(key)
+      // The first column of that name, in history order, that the commit does not bring back.
+      const old = history.get(key)?.find(o => proposed.positionOf(o.id) < 0)
       if (old === undefined || old.id === n.id) continue
       yield {
         rule: this.id,
@@ -54,4 +45,40 @@ export const DROPPED_NAME_REUSED: PlatformRule = {
       }
     }
   }
+}
+
+interface OldColumn { readonly id: number, readonly schemaId: number | undefined }
+
+/**
+ * Per base, current schema and case rule: name → the columns of that name, in schema-history
+ * order, whose ids the current schema no longer has (each id once, where it first appears). It
+ * depends on the base alone, so it is built once per base object: the ETag cache hands the same
+ * parsed metadata to every commit it answers, and parsed metadata is never mutated (applying a
+ * commit copies what it changes).
+ */
+const historyCache = new WeakMap<TableMetadata, { readonly current: Schema, readonly byCase: Map<boolean, ReadonlyMap<string, readonly OldColumn[]>> }>()
+
+function droppedNames (base: TableMetadata, currentSchema: Schema, caseSensitive: boolean): ReadonlyMap<string, readonly OldColumn[]> {
+  let hit = historyCache.get(base)
+  if (hit === undefined || hit.current !== currentSchema) {
+    hit = { current: currentSchema, byCase: new Map() }
+    historyCache.set(base, hit)
+  }
+  const known = hit.byCase.get(caseSensitive)
+  if (known !== undefined) return known
+  const current = indexSchema(currentSchema)
+  const names = new Map<string, OldColumn[]>()
+  for (const schema of base.schemas) {
+    const index = indexSchema(schema)
+    for (let pos = 0; pos < index.size; pos++) {
+      const id = index.idAt(pos)
+      if (current.positionOf(id) >= 0) continue
+      const key = nameKey(index.pathAt(pos), caseSensitive)
+      const list = names.get(key)
+      if (list === undefined) names.set(key, [{ id, schemaId: schema.schemaId }])
+      else if (!list.some(o => o.id === id)) list.push({ id, schemaId: schema.schemaId })
+    }
+  }
+  hit.byCase.set(caseSensitive, names)
+  return names
 }

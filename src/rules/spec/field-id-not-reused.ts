@@ -1,5 +1,5 @@
 import { indexSchema, type IndexedField } from '../../iceberg/schema-index.js'
-import type { IcebergType, NestedField } from '../../iceberg/types.js'
+import type { Schema, TableMetadata } from '../../iceberg/types.js'
 import type { Rule, Violation } from '../rule.js'
 import { checkedSchemas, EXISTING_TABLE_FLOWS, schemaLabel, subject } from './helpers.js'
 
@@ -22,28 +22,13 @@ export const fieldIdNotReused: Rule = {
     const out: Violation[] = []
     if (ctx.base === undefined || ctx.baseSchema === undefined) return out
     const current = indexSchema(ctx.baseSchema)
-    // Only ids the commit uses and the current schema lacks can be reused ones: usually a few new
-    // columns. Older schemas are searched for those alone, by a walk that allocates nothing, so
-    // a table with a long history costs no index of every old schema on each commit.
-    const candidates = new Set<number>()
-    for (const schema of checkedSchemas(ctx)) {
-      const index = indexSchema(schema)
-      for (let pos = 0; pos < index.size; pos++) {
-        const id = index.idAt(pos)
-        if (current.positionOf(id) < 0) candidates.add(id)
-      }
+    const everyOld = historyOf(ctx.base, ctx.baseSchema)
+    if (everyOld.size === 0) return out
+    // Only ids the current schema lacks can be reused ones; ids it still has are never looked up.
+    const history = {
+      get: (id: number) => current.positionOf(id) < 0 ? everyOld.get(id) : undefined,
+      has: (id: number) => current.positionOf(id) < 0 && everyOld.has(id)
     }
-    if (candidates.size === 0) return out
-    // Where each historical id lived, for the message: first schema that has it.
-    const history = new Map<number, { path: string, schemaId?: number }>()
-    for (const s of ctx.base.schemas) {
-      if (s.schemaId === ctx.baseSchema.schemaId) continue
-      const found = idsIn(s.struct, candidates, history)
-      if (found.length === 0) continue
-      const byId = indexSchema(s).byId
-      for (const id of found) history.set(id, { path: (byId.get(id) as IndexedField).path, ...(s.schemaId === undefined ? {} : { schemaId: s.schemaId }) })
-    }
-    if (history.size === 0) return out
     for (const schema of checkedSchemas(ctx)) {
       const index = indexSchema(schema)
       const isRevertTarget = ctx.flow === 'revert' && schema === ctx.proposedSchema
@@ -76,40 +61,37 @@ export const fieldIdNotReused: Rule = {
   }
 }
 
-function isTopMostRestored (f: IndexedField, byId: ReadonlyMap<number, IndexedField>, history: ReadonlyMap<number, unknown>): boolean {
+function isTopMostRestored (f: IndexedField, byId: ReadonlyMap<number, IndexedField>, history: { has: (id: number) => boolean }): boolean {
   if (f.parentId === undefined) return true
   return byId.has(f.parentId) && !history.has(f.parentId)
 }
 
-/** Ids of `wanted` that occur in the type tree and are not yet in `known`, each once. */
-function idsIn (root: IcebergType, wanted: ReadonlySet<number>, known: ReadonlyMap<number, unknown>): number[] {
-  const found: number[] = []
-  const seen = new Set<number>()
-  const note = (id: number): void => {
-    if (wanted.has(id) && !known.has(id) && !seen.has(id)) { seen.add(id); found.push(id) }
-  }
-  const stack: IcebergType[] = [root]
-  while (stack.length > 0) {
-    const t = stack.pop() as IcebergType
-    switch (t.kind) {
-      case 'struct':
-        for (let i = 0; i < t.fields.length; i++) {
-          const f = t.fields[i] as NestedField
-          note(f.id)
-          stack.push(f.type)
-        }
-        break
-      case 'list':
-        note(t.elementId)
-        stack.push(t.element)
-        break
-      case 'map':
-        note(t.keyId)
-        note(t.valueId)
-        stack.push(t.key, t.value)
-        break
-      default:
+interface OldField { readonly path: string, readonly schemaId?: number }
+
+/**
+ * Per base: every id of the schemas other than the current one, with where it first lived (first
+ * schema in metadata order; the path its index gives that id). It depends on the base alone, and a
+ * base read from the upstream is reused by every commit the ETag cache answers with it, so it is
+ * built once per base object. That is sound because table metadata is never mutated once parsed:
+ * the parser builds it, the ETag cache hands out the same object, and applying a commit copies
+ * what it changes (`applyUpdates` builds new lists). The current schema is stored beside it, so a
+ * caller passing another current schema for the same base gets a fresh answer.
+ */
+const historyCache = new WeakMap<TableMetadata, { readonly current: Schema, readonly ids: ReadonlyMap<number, OldField> }>()
+
+function historyOf (base: TableMetadata, current: Schema): ReadonlyMap<number, OldField> {
+  const hit = historyCache.get(base)
+  if (hit !== undefined && hit.current === current) return hit.ids
+  const ids = new Map<number, OldField>()
+  for (const s of base.schemas) {
+    if (s.schemaId === current.schemaId) continue
+    const index = indexSchema(s)
+    for (let pos = 0; pos < index.size; pos++) {
+      const id = index.idAt(pos)
+      if (ids.has(id)) continue
+      ids.set(id, { path: index.pathAt(pos), ...(s.schemaId === undefined ? {} : { schemaId: s.schemaId }) })
     }
   }
-  return found
+  historyCache.set(base, { current, ids })
+  return ids
 }
