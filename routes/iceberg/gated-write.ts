@@ -9,13 +9,14 @@ import type { GatedKind } from '../../src/gate/commit-gate.js'
 import { upstreamHeaders } from './forward-buffered.js'
 
 export async function gateWrite (request: FastifyRequest, reply: FastifyReply, route: ClassifiedRequest,
-  body: Buffer): Promise<FastifyReply> {
+  body: Buffer, scanned = false): Promise<FastifyReply> {
   const outcome = await request.server.gate.handle({
     kind: route.kind as GatedKind,
     ident: { prefix: route.prefix, namespace: route.namespace, table: route.table },
     method: request.method,
     path: request.raw.url ?? request.url,
     rawBody: body,
+    scanned,
     headers: request.headers,
     forwardHeaders: upstreamHeaders(request),
     requestId: String(request.id)

@@ -20,5 +20,6 @@ export async function handleWrite (request: FastifyRequest, reply: FastifyReply,
     return forwardBuffered(request, reply, body)
   }
   // Schema-relevant write: the gate judges it, then forwards or answers (src/gate/commit-gate.ts).
-  return gateWrite(request, reply, route, body)
+  // A commit got here because `needsGate` said yes: the gate need not scan it again.
+  return gateWrite(request, reply, route, body, isCommit && !hasContentCoding(request.headers['content-encoding']))
 }

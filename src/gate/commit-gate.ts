@@ -50,6 +50,8 @@ export interface GateInput {
   readonly kind: GatedKind
   readonly ident: GateIdent
   readonly rawBody: Buffer
+  /** The caller already ran `needsGate` on this very body, and it said yes: not scanned again. */
+  readonly scanned?: boolean
   readonly headers: IncomingHttpHeaders
   readonly requestId: string
   /** Non-secret identity of the caller; derived from `Authorization` when absent. */
@@ -191,7 +193,7 @@ export async function gateCommit (input: GateInput, deps: GateDeps): Promise<Gat
   // with no base load and no full parse (data commits are most commits).
   const coded = hasContentCoding(input.headers['content-encoding'])
   if (!coded && (input.kind === 'update-table' || input.kind === 'transaction' || input.kind === 'update-view') &&
-      !needsGate(input.rawBody)) {
+      input.scanned !== true && !needsGate(input.rawBody)) {
     return await forwardOnce(input.rawBody, deps)
   }
   if (coded) {

@@ -37,6 +37,8 @@ export interface GateRequest {
   /** Path and query as received (the commit is forwarded on it unchanged). */
   readonly path: string
   readonly rawBody: Buffer
+  /** The caller already ran `needsGate` on this very body, and it said yes. */
+  readonly scanned?: boolean
   readonly headers: IncomingHttpHeaders
   /** Headers for the forwarded commit as a flat list (hop-by-hop already dropped). */
   readonly forwardHeaders: readonly string[]
@@ -72,6 +74,7 @@ export function createGateService (opts: GateServiceOptions): GateService {
           kind: request.kind,
           ident: request.ident,
           rawBody: request.rawBody,
+          ...(request.scanned === true && { scanned: true }),
           headers: request.headers,
           requestId: request.requestId
         }, {

@@ -342,6 +342,7 @@ export class ClientConnection implements UpstreamUser {
       method: h.method,
       path: h.target,
       rawBody: body,
+      scanned: true,
       headers: headersObject(h.rawHeaders),
       forwardHeaders: forwardRequestHeaders(h.rawHeaders, { remoteAddress: this.socket.remoteAddress, encrypted: false }, true),
       requestId: ctx.requestId()
