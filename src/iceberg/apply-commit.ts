@@ -122,9 +122,11 @@ export function applyUpdates (base: TableMetadata | undefined, updates: unknown[
   let lastPartitionId = lastAssignedPartitionId(start)
   const sortOrders: SortOrder[] = [...start.sortOrders]
   let defaultSortOrderId = start.defaultSortOrderId
-  const properties = Object.assign(plainRecord<string>(), start.properties)
-  const refs = Object.assign(plainRecord<string>(), start.refs)
-  const refTypes = Object.assign(plainRecord<'branch' | 'tag'>(), start.refTypes ?? {})
+  // Copied on the first update that writes them: most commits touch neither properties nor refs,
+  // and the base's own records are never mutated.
+  let properties: Record<string, string> | undefined
+  let refs: Record<string, string> | undefined
+  let refTypes: Record<string, 'branch' | 'tag'> | undefined
 
   const addedSchemas: Schema[] = []
   const addedSchemaIds = new Set<number>()
@@ -139,53 +141,35 @@ export function applyUpdates (base: TableMetadata | undefined, updates: unknown[
   let sortOrderChanged = false
 
   list.forEach((u, i) => {
-    const at = `updates[${i}]`
-    if (!isObject(u)) { issues.push({ at, message: 'Cannot apply update: expected an object' }); return }
+    if (!isObject(u)) { issues.push({ at: `updates[${i}]`, message: 'Cannot apply update: expected an object' }); return }
     const rawAction = own(u, 'action')
-    if (typeof rawAction !== 'string') { issues.push({ at: `${at}.action`, message: 'Cannot apply update: missing action' }); return }
+    if (typeof rawAction !== 'string') { issues.push({ at: `updates[${i}].action`, message: 'Cannot apply update: missing action' }); return }
     // Java reads the action case-insensitively (MetadataUpdateParser.fromJson).
     const action = rawAction.toLowerCase()
-    if (!KNOWN_ACTIONS.has(action)) { issues.push({ at: `${at}.action`, message: `Cannot apply unknown update action: ${rawAction}` }); return }
-    if (target === 'view' && !VIEW_ACTIONS.has(action)) { issues.push({ at: `${at}.action`, message: `Cannot apply update ${action} to a view` }); return }
-    if (target === 'table' && VIEW_ONLY_ACTIONS.has(action)) { issues.push({ at: `${at}.action`, message: `Cannot apply update ${action} to a table` }); return }
+    if (!KNOWN_ACTIONS.has(action)) { issues.push({ at: `updates[${i}].action`, message: `Cannot apply unknown update action: ${rawAction}` }); return }
+    if (target === 'view' && !VIEW_ACTIONS.has(action)) { issues.push({ at: `updates[${i}].action`, message: `Cannot apply update ${action} to a view` }); return }
+    if (target === 'table' && VIEW_ONLY_ACTIONS.has(action)) { issues.push({ at: `updates[${i}].action`, message: `Cannot apply update ${action} to a table` }); return }
 
-    const bad = (field: string, problem: string): void => { issues.push({ at: `${at}.${field}`, message: `Cannot apply ${action}: ${field} ${problem}` }) }
-    const int = (field: string): number | undefined => {
-      const v = toInt(own(u, field))
-      if (v === undefined) bad(field, own(u, field) === undefined ? 'is missing' : 'must be an integer')
-      return v
-    }
-    const str = (field: string): string | undefined => {
-      const v = own(u, field)
-      if (typeof v !== 'string') { bad(field, v === undefined ? 'is missing' : 'must be a string'); return undefined }
-      return v
-    }
-    const ints = (field: string): number[] | undefined => {
-      const v = own(u, field)
-      const out = Array.isArray(v) ? v.map(toInt) : undefined
-      if (out === undefined || out.some(x => x === undefined)) { bad(field, 'must be an array of integers'); return undefined }
-      return out as number[]
-    }
-
+    const read = new UpdateReader(u, i, action, issues)
     switch (action) {
-      case 'assign-uuid': { const v = str('uuid'); if (v !== undefined) tableUuid = v; return }
-      case 'set-location': { const v = str('location'); if (v !== undefined) location = v; return }
+      case 'assign-uuid': { const v = read.str('uuid'); if (v !== undefined) tableUuid = v; return }
+      case 'set-location': { const v = read.str('location'); if (v !== undefined) location = v; return }
       case 'upgrade-format-version': {
-        const v = int('format-version')
+        const v = read.int('format-version')
         if (v === undefined) return
         if (target === 'view') return
-        if (v > SUPPORTED_FORMAT_VERSION || v < 1) bad('format-version', `names unsupported format version v${v} (supported: v1 to v${SUPPORTED_FORMAT_VERSION})`)
-        else if (v < formatVersion) issues.push({ at: `${at}.format-version`, message: `Cannot downgrade v${formatVersion} table to v${v}` })
+        if (v > SUPPORTED_FORMAT_VERSION || v < 1) read.bad('format-version', `names unsupported format version v${v} (supported: v1 to v${SUPPORTED_FORMAT_VERSION})`)
+        else if (v < formatVersion) issues.push({ at: `${read.at}.format-version`, message: `Cannot downgrade v${formatVersion} table to v${v}` })
         else formatVersion = v as 1 | 2 | 3
         return
       }
       case 'add-schema': {
         const raw = own(u, 'schema')
-        if (raw === undefined) { bad('schema', 'is missing'); failedAdd = true; return }
+        if (raw === undefined) { read.bad('schema', 'is missing'); failedAdd = true; return }
         const lc = own(u, 'last-column-id')
         // Deprecated and ignored (reference §2.6); only its shape is checked.
-        if (lc !== undefined && toInt(lc) === undefined) bad('last-column-id', 'must be an integer')
-        const parsed = parseSchemaShape(raw, `${at}.schema`, issues)
+        if (lc !== undefined && toInt(lc) === undefined) read.bad('last-column-id', 'must be an integer')
+        const parsed = parseSchemaShape(raw, `${read.at}.schema`, issues)
         if (parsed === undefined) { failedAdd = true; lastAddedSchemaId = undefined; return }
         const existing = schemas.find(s => sameSchema(s, parsed))
         if (existing?.schemaId !== undefined) {
@@ -204,35 +188,35 @@ export function applyUpdates (base: TableMetadata | undefined, updates: unknown[
         return
       }
       case 'set-current-schema': {
-        let id = int('schema-id')
+        let id = read.int('schema-id')
         if (id === undefined) return
         if (id === -1) {
           if (lastAddedSchemaId === undefined) {
             if (failedAdd) return
-            issues.push({ at: `${at}.schema-id`, rule: CURRENT_SCHEMA_KNOWN, message: 'Cannot set last added schema: no schema has been added' })
+            issues.push({ at: `${read.at}.schema-id`, rule: CURRENT_SCHEMA_KNOWN, message: 'Cannot set last added schema: no schema has been added' })
             return
           }
           id = lastAddedSchemaId
         }
         if (!schemas.some(s => s.schemaId === id)) {
-          issues.push({ at: `${at}.schema-id`, rule: CURRENT_SCHEMA_KNOWN, message: `Cannot set current schema to unknown schema: ${id}` })
+          issues.push({ at: `${read.at}.schema-id`, rule: CURRENT_SCHEMA_KNOWN, message: `Cannot set current schema to unknown schema: ${id}` })
           return
         }
         currentSchemaId = id
         return
       }
       case 'remove-schemas': {
-        const ids = ints('schema-ids')
+        const ids = read.ints('schema-ids')
         if (ids === undefined) return
         if (ids.includes(currentSchemaId)) {
-          issues.push({ at: `${at}.schema-ids`, rule: CURRENT_SCHEMA_NOT_REMOVED, message: `Cannot remove current schema: ${currentSchemaId}` })
+          issues.push({ at: `${read.at}.schema-ids`, rule: CURRENT_SCHEMA_NOT_REMOVED, message: `Cannot remove current schema: ${currentSchemaId}` })
         }
         const drop = new Set(ids.filter(id => id !== currentSchemaId))
         schemas = schemas.filter(s => s.schemaId === undefined || !drop.has(s.schemaId))
         return
       }
       case 'add-spec': {
-        const parsed = parsePartitionSpec(own(u, 'spec'), `${at}.spec`, issues)
+        const parsed = parsePartitionSpec(own(u, 'spec'), `${read.at}.spec`, issues)
         if (parsed === undefined) return
         const candidate: PartitionSpec = { specId: 0, fields: parsed.fields }
         const existing = partitionSpecs.find(s => sameSpecFields(s, candidate))
@@ -255,21 +239,21 @@ export function applyUpdates (base: TableMetadata | undefined, updates: unknown[
         return
       }
       case 'set-default-spec': {
-        let id = int('spec-id')
+        let id = read.int('spec-id')
         if (id === undefined) return
         if (id === -1) {
-          if (lastAddedSpecId === undefined) { issues.push({ at: `${at}.spec-id`, message: 'Cannot set last added spec: no spec has been added' }); return }
+          if (lastAddedSpecId === undefined) { issues.push({ at: `${read.at}.spec-id`, message: 'Cannot set last added spec: no spec has been added' }); return }
           id = lastAddedSpecId
         }
-        if (!partitionSpecs.some(s => s.specId === id)) { issues.push({ at: `${at}.spec-id`, message: `Cannot set default partition spec to unknown spec: ${id}` }); return }
+        if (!partitionSpecs.some(s => s.specId === id)) { issues.push({ at: `${read.at}.spec-id`, message: `Cannot set default partition spec to unknown spec: ${id}` }); return }
         if (id !== defaultSpecId) specChanged = true
         defaultSpecId = id
         return
       }
       case 'remove-partition-specs': {
-        const ids = ints('spec-ids')
+        const ids = read.ints('spec-ids')
         if (ids === undefined) return
-        if (ids.includes(defaultSpecId)) issues.push({ at: `${at}.spec-ids`, message: `Cannot remove the default partition spec: ${defaultSpecId}` })
+        if (ids.includes(defaultSpecId)) issues.push({ at: `${read.at}.spec-ids`, message: `Cannot remove the default partition spec: ${defaultSpecId}` })
         const drop = new Set(ids.filter(id => id !== defaultSpecId))
         const before = partitionSpecs.length
         partitionSpecs = partitionSpecs.filter(s => !drop.has(s.specId))
@@ -277,7 +261,7 @@ export function applyUpdates (base: TableMetadata | undefined, updates: unknown[
         return
       }
       case 'add-sort-order': {
-        const parsed = parseSortOrder(own(u, 'sort-order'), `${at}.sort-order`, issues)
+        const parsed = parseSortOrder(own(u, 'sort-order'), `${read.at}.sort-order`, issues)
         if (parsed === undefined) return
         const candidate: SortOrder = { orderId: 0, fields: parsed.fields }
         const existing = sortOrders.find(o => sameOrderFields(o, candidate))
@@ -295,13 +279,13 @@ export function applyUpdates (base: TableMetadata | undefined, updates: unknown[
         return
       }
       case 'set-default-sort-order': {
-        let id = int('sort-order-id')
+        let id = read.int('sort-order-id')
         if (id === undefined) return
         if (id === -1) {
-          if (lastAddedOrderId === undefined) { issues.push({ at: `${at}.sort-order-id`, message: 'Cannot set last added sort order: no sort order has been added' }); return }
+          if (lastAddedOrderId === undefined) { issues.push({ at: `${read.at}.sort-order-id`, message: 'Cannot set last added sort order: no sort order has been added' }); return }
           id = lastAddedOrderId
         }
-        if (!sortOrders.some(o => o.orderId === id)) { issues.push({ at: `${at}.sort-order-id`, message: `Cannot set default sort order to unknown order: ${id}` }); return }
+        if (!sortOrders.some(o => o.orderId === id)) { issues.push({ at: `${read.at}.sort-order-id`, message: `Cannot set default sort order to unknown order: ${id}` }); return }
         if (id !== defaultSortOrderId) sortOrderChanged = true
         defaultSortOrderId = id
         return
@@ -310,42 +294,51 @@ export function applyUpdates (base: TableMetadata | undefined, updates: unknown[
         // Java also reads the legacy `updated` key.
         const key = own(u, 'updates') !== undefined ? 'updates' : own(u, 'updated') !== undefined ? 'updated' : 'updates'
         const v = own(u, key)
-        if (!isObject(v) || Object.values(v).some(x => typeof x !== 'string')) { bad(key, 'must be an object of strings'); return }
+        if (!isObject(v) || Object.values(v).some(x => typeof x !== 'string')) { read.bad(key, 'must be an object of strings'); return }
+        properties ??= Object.assign(plainRecord<string>(), start.properties)
         for (const [k, x] of Object.entries(v)) properties[k] = x as string
         return
       }
       case 'remove-properties': {
         const key = own(u, 'removals') !== undefined ? 'removals' : own(u, 'removed') !== undefined ? 'removed' : 'removals'
         const v = own(u, key)
-        if (!Array.isArray(v) || v.some(x => typeof x !== 'string')) { bad(key, 'must be an array of strings'); return }
+        if (!Array.isArray(v) || v.some(x => typeof x !== 'string')) { read.bad(key, 'must be an array of strings'); return }
+        properties ??= Object.assign(plainRecord<string>(), start.properties)
         for (const k of v as string[]) delete properties[k]
         return
       }
       case 'set-snapshot-ref': {
-        const name = str('ref-name')
+        const name = read.str('ref-name')
         const id = toLongText(own(u, 'snapshot-id'))
-        if (id === undefined || typeof own(u, 'snapshot-id') === 'string') bad('snapshot-id', 'must be an integer')
+        if (id === undefined || typeof own(u, 'snapshot-id') === 'string') read.bad('snapshot-id', 'must be an integer')
         const type = own(u, 'type')
-        if (type !== 'branch' && type !== 'tag') bad('type', 'must be "branch" or "tag"')
+        if (type !== 'branch' && type !== 'tag') read.bad('type', 'must be "branch" or "tag"')
         if (name === undefined || id === undefined || (type !== 'branch' && type !== 'tag')) return
+        refs ??= Object.assign(plainRecord<string>(), start.refs)
+        refTypes ??= Object.assign(plainRecord<'branch' | 'tag'>(), start.refTypes ?? {})
         refs[name] = id
         refTypes[name] = type
         return
       }
       case 'remove-snapshot-ref': {
-        const name = str('ref-name')
-        if (name !== undefined) { delete refs[name]; delete refTypes[name] }
+        const name = read.str('ref-name')
+        if (name !== undefined) {
+          refs ??= Object.assign(plainRecord<string>(), start.refs)
+          refTypes ??= Object.assign(plainRecord<'branch' | 'tag'>(), start.refTypes ?? {})
+          delete refs[name]
+          delete refTypes[name]
+        }
         return
       }
       case 'add-view-version': {
         const vv = own(u, 'view-version')
-        if (!isObject(vv)) { bad('view-version', 'must be an object'); return }
+        if (!isObject(vv)) { read.bad('view-version', 'must be an object'); return }
         // A view's current schema is the one its current version names; -1 = added in this commit.
         const sid = toInt(own(vv, 'schema-id'))
-        if (sid === undefined) { bad('view-version.schema-id', 'must be an integer'); return }
+        if (sid === undefined) { read.bad('view-version.schema-id', 'must be an integer'); return }
         const id = sid === -1 ? lastAddedSchemaId : sid
         if (id === undefined || !schemas.some(s => s.schemaId === id)) {
-          issues.push({ at: `${at}.view-version.schema-id`, rule: CURRENT_SCHEMA_KNOWN, message: `Cannot add view version: unknown schema ${sid}` })
+          issues.push({ at: `${read.at}.view-version.schema-id`, rule: CURRENT_SCHEMA_KNOWN, message: `Cannot add view version: unknown schema ${sid}` })
           return
         }
         currentSchemaId = id
@@ -353,7 +346,7 @@ export function applyUpdates (base: TableMetadata | undefined, updates: unknown[
       }
       default: {
         const shape = PASS_THROUGH[action] ?? {}
-        for (const [field, kind] of Object.entries(shape)) checkShape(u, field, kind, bad)
+        for (const [field, kind] of Object.entries(shape)) checkShape(u, field, kind, read)
       }
     }
   })
@@ -370,9 +363,9 @@ export function applyUpdates (base: TableMetadata | undefined, updates: unknown[
     lastPartitionId,
     sortOrders,
     defaultSortOrderId,
-    properties,
-    refs,
-    refTypes
+    properties: properties ?? start.properties,
+    refs: refs ?? start.refs,
+    refTypes: refTypes ?? start.refTypes ?? plainRecord<'branch' | 'tag'>()
   }
   return {
     proposed,
@@ -385,13 +378,46 @@ export function applyUpdates (base: TableMetadata | undefined, updates: unknown[
   }
 }
 
-function checkShape (u: JsonObject, field: string, kind: string, bad: (field: string, problem: string) => void): void {
+/**
+ * Reads the fields of one update; each problem becomes an issue at `updates[i].<field>`. One
+ * object per update instead of a closure per reader, and the path is spelled only for a problem.
+ */
+class UpdateReader {
+  constructor (private readonly u: JsonObject, private readonly i: number, private readonly action: string, private readonly issues: ApplyIssue[]) {}
+
+  get at (): string { return `updates[${this.i}]` }
+
+  bad (field: string, problem: string): void {
+    this.issues.push({ at: `${this.at}.${field}`, message: `Cannot apply ${this.action}: ${field} ${problem}` })
+  }
+
+  int (field: string): number | undefined {
+    const v = toInt(own(this.u, field))
+    if (v === undefined) this.bad(field, own(this.u, field) === undefined ? 'is missing' : 'must be an integer')
+    return v
+  }
+
+  str (field: string): string | undefined {
+    const v = own(this.u, field)
+    if (typeof v !== 'string') { this.bad(field, v === undefined ? 'is missing' : 'must be a string'); return undefined }
+    return v
+  }
+
+  ints (field: string): number[] | undefined {
+    const v = own(this.u, field)
+    const out = Array.isArray(v) ? v.map(toInt) : undefined
+    if (out === undefined || out.some(x => x === undefined)) { this.bad(field, 'must be an array of integers'); return undefined }
+    return out as number[]
+  }
+}
+
+function checkShape (u: JsonObject, field: string, kind: string, read: UpdateReader): void {
   const v = own(u, field)
-  if (v === undefined) { bad(field, 'is missing'); return }
+  if (v === undefined) { read.bad(field, 'is missing'); return }
   const ok = kind === 'object' ? isObject(v)
     : kind === 'array' ? Array.isArray(v)
       : kind === 'int' ? toInt(v) !== undefined
         : kind === 'long' ? toLongText(v) !== undefined && typeof v !== 'string'
           : typeof v === 'string'
-  if (!ok) bad(field, `must be ${kind === 'int' || kind === 'long' ? 'an integer' : kind === 'object' ? 'an object' : kind === 'array' ? 'an array' : 'a string'}`)
+  if (!ok) read.bad(field, `must be ${kind === 'int' || kind === 'long' ? 'an integer' : kind === 'object' ? 'an object' : kind === 'array' ? 'an array' : 'a string'}`)
 }

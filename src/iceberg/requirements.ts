@@ -3,7 +3,7 @@
  * requirement means the client's base is stale: a conflict (409), never a rule violation.
  * Messages follow Java's so clients and logs read the same either way.
  */
-import { isObject, own, toInt, toLongText } from './json-values.js'
+import { isObject, own, toInt, toLongText, type JsonObject } from './json-values.js'
 import type { ParseIssue, TableMetadata } from './types.js'
 
 export interface RequirementConflict {
@@ -33,6 +33,10 @@ function fieldProblem (value: unknown, kind: Field): string | undefined {
   return toLongText(value) !== undefined && typeof value !== 'string' ? undefined : value === undefined ? 'missing (use null for "must not exist")' : 'not an integer'
 }
 
+/** Each type's fields as a list, so a check walks it without building entries per requirement. */
+const REQUIREMENT_FIELDS: ReadonlyMap<string, ReadonlyArray<readonly [string, Field]>> =
+  new Map(Object.entries(REQUIREMENTS).map(([type, fields]) => [type, Object.entries(fields)]))
+
 /**
  * Structural problems in a requirements list: unknown types (the spec requires a 400 for them) and
  * missing or mistyped fields. Malformed requirements are skipped by `checkRequirements`.
@@ -41,19 +45,31 @@ export function requirementIssues (requirements: unknown): ParseIssue[] {
   if (requirements === undefined) return []
   if (!Array.isArray(requirements)) return [{ at: 'requirements', message: 'Cannot read requirements: not an array' }]
   const issues: ParseIssue[] = []
-  requirements.forEach((r, i) => {
-    const at = `requirements[${i}]`
-    if (!isObject(r)) { issues.push({ at, message: 'Cannot read requirement: expected an object' }); return }
+  for (let i = 0; i < requirements.length; i++) {
+    const r: unknown = requirements[i]
+    // Paths are spelled only for a problem: a well-formed list builds no strings.
+    if (!isObject(r)) { issues.push({ at: `requirements[${i}]`, message: 'Cannot read requirement: expected an object' }); continue }
     const type = own(r, 'type')
-    if (typeof type !== 'string') { issues.push({ at: `${at}.type`, message: 'Cannot read requirement: missing type' }); return }
-    const fields = Object.hasOwn(REQUIREMENTS, type.toLowerCase()) ? REQUIREMENTS[type.toLowerCase()] : undefined
-    if (fields === undefined) { issues.push({ at: `${at}.type`, message: `Cannot check unknown requirement type: ${type}` }); return }
-    for (const [name, kind] of Object.entries(fields)) {
+    if (typeof type !== 'string') { issues.push({ at: `requirements[${i}].type`, message: 'Cannot read requirement: missing type' }); continue }
+    const fields = REQUIREMENT_FIELDS.get(type.toLowerCase())
+    if (fields === undefined) { issues.push({ at: `requirements[${i}].type`, message: `Cannot check unknown requirement type: ${type}` }); continue }
+    for (const [name, kind] of fields) {
       const problem = fieldProblem(own(r, name), kind)
-      if (problem !== undefined) issues.push({ at: `${at}.${name}`, message: `Cannot read requirement ${type}: ${name} ${problem}` })
+      if (problem !== undefined) issues.push({ at: `requirements[${i}].${name}`, message: `Cannot read requirement ${type}: ${name} ${problem}` })
     }
-  })
+  }
   return issues
+}
+
+/** The requirement has none of the problems `requirementIssues` reports (a known type, every field readable). */
+function wellFormed (r: unknown): r is JsonObject {
+  if (!isObject(r)) return false
+  const type = own(r, 'type')
+  if (typeof type !== 'string') return false
+  const fields = REQUIREMENT_FIELDS.get(type.toLowerCase())
+  if (fields === undefined) return false
+  for (const [name, kind] of fields) if (fieldProblem(own(r, name), kind) !== undefined) return false
+  return true
 }
 
 /** Highest partition field id: `last-partition-id`, else derived from the specs (1000 is the first). */
@@ -68,61 +84,66 @@ export function lastAssignedPartitionId (m: TableMetadata): number {
 export function checkRequirements (base: TableMetadata | undefined, requirements: unknown[]): RequirementConflict[] {
   const conflicts: RequirementConflict[] = []
   if (!Array.isArray(requirements)) return conflicts
-  const bad = new Set(requirementIssues(requirements).map(i => /^requirements\[(\d+)\]/.exec(i.at)?.[1]))
-  requirements.forEach((r, i) => {
-    if (bad.has(String(i)) || !isObject(r)) return
-    const type = String(own(r, 'type')).toLowerCase()
-    const fail = (message: string): void => { conflicts.push({ type, message: `Requirement failed: ${message}` }) }
-    if (type === 'assert-create') {
-      if (base !== undefined) fail('table already exists')
-      return
-    }
-    if (base === undefined) {
-      fail(type === 'assert-view-uuid' ? 'view does not exist' : 'table does not exist')
-      return
-    }
-    const int = (key: string): number => toInt(own(r, key)) as number
-    switch (type) {
-      case 'assert-table-uuid':
-      case 'assert-view-uuid': {
-        const uuid = own(r, 'uuid') as string
-        if (base.tableUuid === undefined || base.tableUuid.toLowerCase() !== uuid.toLowerCase()) {
-          fail(`${type === 'assert-view-uuid' ? 'view ' : ''}UUID does not match: expected ${base.tableUuid ?? 'none'} != ${uuid}`)
-        }
-        return
-      }
-      case 'assert-ref-snapshot-id': {
-        const name = own(r, 'ref') as string
-        const raw = own(r, 'snapshot-id')
-        const expected = raw === null ? undefined : toLongText(raw)
-        const actual = Object.hasOwn(base.refs, name) ? base.refs[name] : undefined
-        const kind = base.refTypes !== undefined && Object.hasOwn(base.refTypes, name) ? base.refTypes[name] : 'branch'
-        // 64-bit ids compare as decimal text: no rounding.
-        if (actual !== undefined) {
-          if (expected === undefined) fail(`${kind} ${name} was created concurrently`)
-          else if (expected !== actual) fail(`${kind} ${name} has changed: expected id ${expected} != ${actual}`)
-        } else if (expected !== undefined) {
-          fail(`branch or tag ${name} is missing, expected ${expected}`)
-        }
-        return
-      }
-      case 'assert-last-assigned-field-id':
-        if (int('last-assigned-field-id') !== base.lastColumnId) fail(`last assigned field id changed: expected id ${int('last-assigned-field-id')} != ${base.lastColumnId}`)
-        return
-      case 'assert-current-schema-id':
-        if (int('current-schema-id') !== base.currentSchemaId) fail(`current schema changed: expected id ${int('current-schema-id')} != ${base.currentSchemaId}`)
-        return
-      case 'assert-last-assigned-partition-id': {
-        const actual = lastAssignedPartitionId(base)
-        if (int('last-assigned-partition-id') !== actual) fail(`last assigned partition id changed: expected id ${int('last-assigned-partition-id')} != ${actual}`)
-        return
-      }
-      case 'assert-default-spec-id':
-        if (int('default-spec-id') !== base.defaultSpecId) fail(`default partition spec changed: expected id ${int('default-spec-id')} != ${base.defaultSpecId}`)
-        return
-      case 'assert-default-sort-order-id':
-        if (int('default-sort-order-id') !== base.defaultSortOrderId) fail(`default sort order changed: expected id ${int('default-sort-order-id')} != ${base.defaultSortOrderId}`)
-    }
-  })
+  for (let i = 0; i < requirements.length; i++) {
+    const r: unknown = requirements[i]
+    // A malformed requirement is requirementIssues' to report, not a conflict.
+    if (!wellFormed(r)) continue
+    const type = (own(r, 'type') as string).toLowerCase()
+    const message = conflictOf(base, r, type)
+    if (message !== undefined) conflicts.push({ type, message: `Requirement failed: ${message}` })
+  }
   return conflicts
+}
+
+/** Why the well-formed requirement `r` of `type` fails against `base`, or undefined when it holds. */
+function conflictOf (base: TableMetadata | undefined, r: JsonObject, type: string): string | undefined {
+  if (type === 'assert-create') return base !== undefined ? 'table already exists' : undefined
+  if (base === undefined) return type === 'assert-view-uuid' ? 'view does not exist' : 'table does not exist'
+  switch (type) {
+    case 'assert-table-uuid':
+    case 'assert-view-uuid': {
+      const uuid = own(r, 'uuid') as string
+      if (base.tableUuid === undefined || base.tableUuid.toLowerCase() !== uuid.toLowerCase()) {
+        return `${type === 'assert-view-uuid' ? 'view ' : ''}UUID does not match: expected ${base.tableUuid ?? 'none'} != ${uuid}`
+      }
+      return undefined
+    }
+    case 'assert-ref-snapshot-id': {
+      const name = own(r, 'ref') as string
+      const raw = own(r, 'snapshot-id')
+      const expected = raw === null ? undefined : toLongText(raw)
+      const actual = Object.hasOwn(base.refs, name) ? base.refs[name] : undefined
+      const kind = base.refTypes !== undefined && Object.hasOwn(base.refTypes, name) ? base.refTypes[name] : 'branch'
+      // 64-bit ids compare as decimal text: no rounding.
+      if (actual !== undefined) {
+        if (expected === undefined) return `${kind} ${name} was created concurrently`
+        if (expected !== actual) return `${kind} ${name} has changed: expected id ${expected} != ${actual}`
+      } else if (expected !== undefined) {
+        return `branch or tag ${name} is missing, expected ${expected}`
+      }
+      return undefined
+    }
+    case 'assert-last-assigned-field-id': {
+      const expected = toInt(own(r, 'last-assigned-field-id')) as number
+      return expected !== base.lastColumnId ? `last assigned field id changed: expected id ${expected} != ${base.lastColumnId}` : undefined
+    }
+    case 'assert-current-schema-id': {
+      const expected = toInt(own(r, 'current-schema-id')) as number
+      return expected !== base.currentSchemaId ? `current schema changed: expected id ${expected} != ${base.currentSchemaId}` : undefined
+    }
+    case 'assert-last-assigned-partition-id': {
+      const expected = toInt(own(r, 'last-assigned-partition-id')) as number
+      const actual = lastAssignedPartitionId(base)
+      return expected !== actual ? `last assigned partition id changed: expected id ${expected} != ${actual}` : undefined
+    }
+    case 'assert-default-spec-id': {
+      const expected = toInt(own(r, 'default-spec-id')) as number
+      return expected !== base.defaultSpecId ? `default partition spec changed: expected id ${expected} != ${base.defaultSpecId}` : undefined
+    }
+    case 'assert-default-sort-order-id': {
+      const expected = toInt(own(r, 'default-sort-order-id')) as number
+      return expected !== base.defaultSortOrderId ? `default sort order changed: expected id ${expected} != ${base.defaultSortOrderId}` : undefined
+    }
+  }
+  return undefined
 }

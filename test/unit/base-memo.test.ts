@@ -1,14 +1,18 @@
 /**
- * Rules remember what depends on the base alone (the ids and names of its schema history) per base
- * object, because the ETag cache hands the same parsed base to many commits. These tests judge
- * several different commits against one base object, in turn, and check each answer is the one a
- * freshly read base gives: no commit may see another's answer.
+ * Rules remember what depends on the schema history alone (the ids and names of its old schemas)
+ * per current Schema object and list of schemas, because a new base (a new ETag) reuses the parsed
+ * Schema objects of every unchanged schema. These tests judge several different commits against one
+ * base, and against new bases over the same or other schema objects, in turn, and check each answer
+ * is the one a freshly read base gives: no commit may see another's answer.
  */
 import { readFileSync } from 'node:fs'
+import fc from 'fast-check'
 import t from 'tap'
 import { evaluateCommit } from '../../src/gate/evaluate-commit.js'
 import { parseTableMetadata } from '../../src/iceberg/parse.js'
-import type { TableMetadata } from '../../src/iceberg/types.js'
+import type { Schema, TableMetadata } from '../../src/iceberg/types.js'
+import { droppedNames } from '../../src/rules/platform/dropped-name-reused.js'
+import { historyOf } from '../../src/rules/spec/field-id-not-reused.js'
 import type { RuleSettings } from '../../src/rules/rule.js'
 
 const fixtureRoot = new URL('../fixtures/rules/', import.meta.url)
@@ -75,4 +79,95 @@ t.test('DROPPED_NAME_REUSED: one base object, both case options and different na
       t.equal(got.length, count)
     }
   }
+})
+
+/** A base over the given schema objects, as a new object each call (as a new ETag brings). */
+function over (shared: TableMetadata, schemas: readonly Schema[], currentSchemaId = shared.currentSchemaId): TableMetadata {
+  return { ...shared, schemas: [...schemas], currentSchemaId }
+}
+
+/** The same schemas as new objects: nothing remembered for them can answer. */
+function cloned (schemas: readonly Schema[]): Schema[] {
+  return schemas.map(s => structuredClone(s))
+}
+
+function current (b: TableMetadata): Schema {
+  const s = b.schemas.find(x => x.schemaId === b.currentSchemaId)
+  if (s === undefined) throw new Error('the base has no current schema')
+  return s
+}
+
+t.test('the history memos: a new base object over the same schema objects reuses the history', async t => {
+  const shared = base('DROPPED_NAME_REUSED')
+  const next = over(shared, shared.schemas)
+  t.not(next, shared)
+  t.equal(historyOf(next, current(next)), historyOf(shared, current(shared)), 'FIELD_ID_NOT_REUSED: the very same map')
+  t.equal(droppedNames(next, current(next), false), droppedNames(shared, current(shared), false), 'DROPPED_NAME_REUSED: the very same map')
+  t.not(droppedNames(next, current(next), true), droppedNames(next, current(next), false), 'each case rule has its own')
+})
+
+t.test('the history memos: a changed schema list is never answered from the old one', async t => {
+  const shared = base('DROPPED_NAME_REUSED')
+  const now = current(shared)
+  const older = shared.schemas.filter(s => s !== now)
+  t.ok(older.length > 0, 'the fixture has history')
+  const variants: Array<[string, Schema[]]> = [
+    ['an old schema removed', [now]],
+    ['the order changed', [now, ...older]],
+    ['an old schema replaced by an equal new object', [...cloned(older), now]],
+    ['an old schema replaced by another', [{ ...(older[0] as Schema), struct: { kind: 'struct', fields: [] } }, ...older.slice(1), now]]
+  ]
+  for (const [what, schemas] of variants) {
+    const remembered = historyOf(shared, now)
+    const names = droppedNames(shared, now, false)
+    const b = over(shared, schemas)
+    const fresh = over(shared, cloned(schemas))
+    t.same([...historyOf(b, now)], [...historyOf(fresh, current(fresh))], `${what}: FIELD_ID_NOT_REUSED's history is the list's`)
+    t.same([...droppedNames(b, now, false)], [...droppedNames(fresh, current(fresh), false)], `${what}: DROPPED_NAME_REUSED's history is the list's`)
+    if (what !== 'an old schema replaced by an equal new object') {
+      t.not(historyOf(b, now), remembered, `${what}: not the remembered history`)
+      t.not(droppedNames(b, now, false), names, `${what}: not the remembered names`)
+    }
+  }
+})
+
+t.test('the history memos: random histories give the findings a fresh base gives', async t => {
+  const ruleIds = ['FIELD_ID_NOT_REUSED', 'DROPPED_NAME_REUSED']
+  const settings: RuleSettings = { mode: 'enforce', severity: id => ruleIds.includes(id) ? 'error' : 'off', options: () => ({}), isExcepted: () => false }
+  const template = base('DROPPED_NAME_REUSED')
+  const NAMES = ['a', 'b', 'c', 'A', 'd']
+  // A pool of top-level columns (id, name); a schema is a subset of them, ids unique within it.
+  const schemaArb = fc.uniqueArray(fc.tuple(fc.integer({ min: 1, max: 8 }), fc.constantFrom(...NAMES)), { selector: c => c[0], minLength: 1, maxLength: 5 })
+  const toSchema = (columns: Array<[number, string]>, schemaId: number): Schema => ({
+    schemaId,
+    identifierFieldIds: [],
+    struct: { kind: 'struct', fields: columns.map(([id, name]) => ({ id, name, required: false, type: { kind: 'long' } })) }
+  })
+  fc.assert(fc.property(
+    fc.array(schemaArb, { minLength: 1, maxLength: 5 }),
+    fc.array(fc.tuple(fc.array(fc.nat(), { maxLength: 6 }), fc.nat(), schemaArb), { minLength: 1, maxLength: 6 }),
+    (history, steps) => {
+      // One pool of Schema objects; every step is a new base object over some of them.
+      const pool = history.map((columns, i) => toSchema(columns, i))
+      for (const [picks, currentPick, commitColumns] of steps) {
+        const schemas = [...new Set(picks.map(p => pool[p % pool.length] as Schema))]
+        const cur = pool[currentPick % pool.length] as Schema
+        if (!schemas.includes(cur)) schemas.push(cur)
+        const lastColumnId = 8
+        const memo = { ...template, formatVersion: 2 as const, lastColumnId, schemas, currentSchemaId: cur.schemaId as number }
+        const fresh = { ...memo, schemas: cloned(schemas) }
+        const request = {
+          updates: [
+            { action: 'add-schema', schema: { type: 'struct', fields: commitColumns.map(([id, name]) => ({ id, name, required: false, type: 'long' })) } },
+            { action: 'set-current-schema', 'schema-id': -1 }
+          ]
+        }
+        const got = evaluateCommit({ base: memo, request, settings }).findings
+        const want = evaluateCommit({ base: fresh, request, settings }).findings
+        if (JSON.stringify(got) !== JSON.stringify(want)) return false
+      }
+      return true
+    }
+  ), { numRuns: 300 })
+  t.pass('300 random histories agree')
 })

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { indexSchema } from '../../iceberg/schema-index.js'
 import type { Schema, TableMetadata } from '../../iceberg/types.js'
 import type { PlatformRule } from './platform-rule.js'
+import { sameObjects } from '../spec/helpers.js'
 import { booleanOption, changesOf, nameKey, nameReuseExplanation } from './support.js'
 
 /**
@@ -50,19 +51,22 @@ export const DROPPED_NAME_REUSED: PlatformRule = {
 interface OldColumn { readonly id: number, readonly schemaId: number | undefined }
 
 /**
- * Per base, current schema and case rule: name → the columns of that name, in schema-history
- * order, whose ids the current schema no longer has (each id once, where it first appears). It
- * depends on the base alone, so it is built once per base object: the ETag cache hands the same
- * parsed metadata to every commit it answers, and parsed metadata is never mutated (applying a
- * commit copies what it changes).
+ * Per schema history, current schema and case rule: name → the columns of that name, in
+ * schema-history order, whose ids the current schema no longer has (each id once, where it first
+ * appears). It depends only on the list of schemas and on the current one, so it is remembered per
+ * current Schema object together with the list it was built from, and reused while `base.schemas`
+ * holds the very same objects in the same order: a new base object (a data commit's new ETag)
+ * keeps the parsed Schema objects whose text did not change. Parsed schemas are never mutated.
  */
-const historyCache = new WeakMap<TableMetadata, { readonly current: Schema, readonly byCase: Map<boolean, ReadonlyMap<string, readonly OldColumn[]>> }>()
+const historyCache = new WeakMap<Schema, { readonly schemas: readonly Schema[], readonly byCase: Map<boolean, ReadonlyMap<string, readonly OldColumn[]>> }>()
 
-function droppedNames (base: TableMetadata, currentSchema: Schema, caseSensitive: boolean): ReadonlyMap<string, readonly OldColumn[]> {
-  let hit = historyCache.get(base)
-  if (hit === undefined || hit.current !== currentSchema) {
-    hit = { current: currentSchema, byCase: new Map() }
-    historyCache.set(base, hit)
+/** Dropped columns of `base`'s history by name key. Exported for tests. */
+export function droppedNames (base: TableMetadata, currentSchema: Schema, caseSensitive: boolean): ReadonlyMap<string, readonly OldColumn[]> {
+  let hit = historyCache.get(currentSchema)
+  if (hit === undefined || !sameObjects(hit.schemas, base.schemas)) {
+    // A copy: the caller's list is read-only to us, but nothing promises it stays as it is.
+    hit = { schemas: base.schemas.slice(), byCase: new Map() }
+    historyCache.set(currentSchema, hit)
   }
   const known = hit.byCase.get(caseSensitive)
   if (known !== undefined) return known

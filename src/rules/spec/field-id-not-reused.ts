@@ -1,7 +1,7 @@
-import { indexSchema, type IndexedField } from '../../iceberg/schema-index.js'
+import { indexSchema, type IndexedField, type SchemaIndex } from '../../iceberg/schema-index.js'
 import type { Schema, TableMetadata } from '../../iceberg/types.js'
 import type { Rule, Violation } from '../rule.js'
-import { checkedSchemas, EXISTING_TABLE_FLOWS, schemaLabel, subject } from './helpers.js'
+import { checkedSchemas, EXISTING_TABLE_FLOWS, sameObjects, schemaLabel, subject } from './helpers.js'
 
 /**
  * A dropped field id never comes back. Old data files still hold values under that id, so a new
@@ -24,21 +24,19 @@ export const fieldIdNotReused: Rule = {
     const current = indexSchema(ctx.baseSchema)
     const everyOld = historyOf(ctx.base, ctx.baseSchema)
     if (everyOld.size === 0) return out
-    // Only ids the current schema lacks can be reused ones; ids it still has are never looked up.
-    const history = {
-      get: (id: number) => current.positionOf(id) < 0 ? everyOld.get(id) : undefined,
-      has: (id: number) => current.positionOf(id) < 0 && everyOld.has(id)
-    }
     for (const schema of checkedSchemas(ctx)) {
       const index = indexSchema(schema)
       const isRevertTarget = ctx.flow === 'revert' && schema === ctx.proposedSchema
       for (let pos = 0; pos < index.size; pos++) {
-        const was = history.get(index.idAt(pos))
+        // Only ids the current schema lacks can be reused ones; ids it still has are never looked up.
+        const id = index.idAt(pos)
+        if (current.positionOf(id) >= 0) continue
+        const was = everyOld.get(id)
         if (was === undefined) continue
         const f = index.at(pos)
         if (isRevertTarget) {
           // Only the top-most restored field matters; its children come back with it.
-          if (!isTopMostRestored(f, index.byId, history) || !f.required) continue
+          if (!isTopMostRestored(f, index.byId, current, everyOld) || !f.required) continue
           out.push({
             rule: 'FIELD_ID_NOT_REUSED',
             message: `Cannot restore dropped field: ${subject(f.path, f.id)}: it is required, and rows written since it was dropped have no value for it`,
@@ -61,27 +59,30 @@ export const fieldIdNotReused: Rule = {
   }
 }
 
-function isTopMostRestored (f: IndexedField, byId: ReadonlyMap<number, IndexedField>, history: { has: (id: number) => boolean }): boolean {
+/** The parent of `f` is no restored field: it is in the schema and either current or never old. */
+function isTopMostRestored (f: IndexedField, byId: ReadonlyMap<number, IndexedField>, current: SchemaIndex, everyOld: ReadonlyMap<number, OldField>): boolean {
   if (f.parentId === undefined) return true
-  return byId.has(f.parentId) && !history.has(f.parentId)
+  return byId.has(f.parentId) && !(current.positionOf(f.parentId) < 0 && everyOld.has(f.parentId))
 }
 
 interface OldField { readonly path: string, readonly schemaId?: number }
 
 /**
- * Per base: every id of the schemas other than the current one, with where it first lived (first
- * schema in metadata order; the path its index gives that id). It depends on the base alone, and a
- * base read from the upstream is reused by every commit the ETag cache answers with it, so it is
- * built once per base object. That is sound because table metadata is never mutated once parsed:
- * the parser builds it, the ETag cache hands out the same object, and applying a commit copies
- * what it changes (`applyUpdates` builds new lists). The current schema is stored beside it, so a
- * caller passing another current schema for the same base gets a fresh answer.
+ * Per schema history: every id of the schemas other than the current one, with where it first
+ * lived (first schema in metadata order; the path its index gives that id). It depends only on the
+ * list of schemas and on which of them is current, so it is remembered per current Schema object
+ * together with the list it was built from, and reused while `base.schemas` holds the very same
+ * objects in the same order. Nearly every commit, data commits included, brings a new base object,
+ * but the reader reuses the parsed Schema object of every schema whose text is unchanged, so the
+ * same history survives a new ETag. Parsed schemas are never mutated: applying a commit copies
+ * what it changes.
  */
-const historyCache = new WeakMap<TableMetadata, { readonly current: Schema, readonly ids: ReadonlyMap<number, OldField> }>()
+const historyCache = new WeakMap<Schema, { readonly schemas: readonly Schema[], readonly ids: ReadonlyMap<number, OldField> }>()
 
-function historyOf (base: TableMetadata, current: Schema): ReadonlyMap<number, OldField> {
-  const hit = historyCache.get(base)
-  if (hit !== undefined && hit.current === current) return hit.ids
+/** The ids of `base`'s schemas other than `current`, where each first lived. Exported for tests. */
+export function historyOf (base: TableMetadata, current: Schema): ReadonlyMap<number, OldField> {
+  const hit = historyCache.get(current)
+  if (hit !== undefined && sameObjects(hit.schemas, base.schemas)) return hit.ids
   const ids = new Map<number, OldField>()
   for (const s of base.schemas) {
     if (s.schemaId === current.schemaId) continue
@@ -92,6 +93,7 @@ function historyOf (base: TableMetadata, current: Schema): ReadonlyMap<number, O
       ids.set(id, { path: index.pathAt(pos), ...(s.schemaId === undefined ? {} : { schemaId: s.schemaId }) })
     }
   }
-  historyCache.set(base, { current, ids })
+  // A copy: the caller's list is read-only to us, but nothing promises it stays as it is.
+  historyCache.set(current, { schemas: base.schemas.slice(), ids })
   return ids
 }

@@ -19,12 +19,14 @@ export const fieldNameUnique: Rule = {
     for (const schema of checkedSchemas(ctx)) {
       const index = indexSchema(schema)
       const where = schemaLabel(schema, ctx)
-      const reported = new Set<string>()
+      // Made only when something is reported or full names can collide: nearly never.
+      let reported: Set<string> | undefined
       const check = (struct: StructType): void => {
         const dup = duplicateName(struct.fields)
         if (dup === undefined) return
         const f = index.byId.get(dup.id)
         const path = f?.path ?? dup.name
+        reported ??= new Set()
         reported.add(path)
         out.push({
           rule: 'FIELD_NAME_UNIQUE',
@@ -39,6 +41,7 @@ export const fieldNameUnique: Rule = {
       // Full names can only collide when some name itself contains a dot.
       if (!facts.dottedNames) continue
       for (const path of index.duplicatePaths) {
+        reported ??= new Set()
         if (reported.has(path)) continue
         reported.add(path)
         const ids = index.fields.filter(f => f.path === path).map(f => f.id)

@@ -170,6 +170,14 @@ export function basePath (ctx: RuleContext, id: number): string | undefined {
   return undefined
 }
 
+/** The two lists hold the very same objects in the same order (identity, not equality). */
+export function sameObjects<T> (a: readonly T[], b: readonly T[]): boolean {
+  if (a === b) return true
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
 /** A null or absent default (the spec treats them alike). */
 export function isNullDefault (v: unknown): boolean {
   return v === undefined || v === null
