@@ -8,11 +8,13 @@
  */
 import net from 'node:net'
 import http from 'node:http'
+import { Writable } from 'node:stream'
 import t from 'tap'
 import { IcebergRestCatalog } from 'iceberg-js'
 import { dechunk, createPoolClient } from '../src/http/fast-lane/pool-client.js'
 import { UpstreamPool } from '../src/http/fast-lane/upstream-pool.js'
 import { cloneSchema, clientShapes, createFixtureTable, fieldByPath, loadMeta, BIG_ID } from './helpers/gate-fixtures.js'
+import { loggerOptions } from '../src/app.js'
 import { startCatalog, startProxy } from './helpers/index.js'
 
 interface Answer { status: number, head: string, body: string }
@@ -67,7 +69,14 @@ t.test('schema commits are judged in the fast lane: in order, on one kept-alive 
   await ice.createNamespace({ namespace: ['db'] })
   await createFixtureTable(ice, 't', 2)
   const meta = await loadMeta(catalog.url, 'db', 't')
-  const proxy = await startProxy(t, { upstream: catalog.url, policy: 'builtin:spec' })
+  const lines: string[] = []
+  const stream = new Writable({
+    write (chunk: Buffer, _enc, cb) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line !== '') lines.push(line)
+      cb()
+    }
+  })
+  const proxy = await startProxy(t, { upstream: catalog.url, policy: 'builtin:spec', app: { logger: { ...loggerOptions({ logLevel: 'info' }) as object, stream } } })
   const port = Number(new URL(proxy.url).port)
 
   // Refused: `id` (long) narrowed to int. Allowed: an optional column added.
@@ -104,6 +113,15 @@ t.test('schema commits are judged in the fast lane: in order, on one kept-alive 
 
   const committed = JSON.parse(got[2]?.body ?? '{}') as { metadata: { schemas: unknown[] } }
   t.equal(committed.metadata.schemas.length, meta.schemas.length + 1, 'the catalog\'s answer is relayed whole')
+
+  // The gate's audit line for each schema commit, with the lane's request ids; the caller is named
+  // by a fingerprint, and the token is in no log line.
+  const audit = lines.map(l => JSON.parse(l) as { component?: string, audit?: Record<string, unknown> })
+    .filter(l => l.component === 'audit').map(l => l.audit ?? {})
+  t.same(audit.map(a => a.verdict), ['deny', 'allow'], 'one audit line per schema commit judged')
+  t.ok(audit.every(a => typeof a.requestId === 'string' && /^lane-[0-9a-z]+$/.test(a.requestId)), 'with the fast lane\'s request ids')
+  t.not(audit[0]?.requestId, audit[1]?.requestId)
+  t.notOk(lines.some(l => l.includes('lane-secret')), 'the bearer token reaches no log line')
 
   // Counted by the fast lane under its operation label: the connection was never handed over.
   const metrics = await (await fetch(`${proxy.url}/metrics`)).text()
