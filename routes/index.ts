@@ -11,6 +11,8 @@ export default async function routes (app: FastifyInstance): Promise<void> {
   await app.register(adminRoutes, {
     prefix: '/admin/v1',
     client: app.upstream.client,
+    // Through the gate's ETag cache: a read followed by a commit parses the metadata once.
+    readBase: app.gate.readBase,
     policy: app.policyStore,
     adminToken: app.config.adminToken,
     ...(app.config.overrideSecret === undefined ? {} : { overrideSecret: app.config.overrideSecret })

@@ -415,3 +415,16 @@ t.test('CLI: iceguard evolve and iceguard plan talk to a running iceguard', asyn
   const after = await cli(['plan', '--url', proxy.url, '--table', 'db.cli', '--contract', 'contract.yaml'])
   t.match(after.out, /meets the contract/)
 })
+
+t.test('a schema change parses the table once: the gate revalidates the admin read with If-None-Match', async t => {
+  const { catalog, ice, change } = await setup(t)
+  await createFixtureTable(ice, 'once', 2)
+  catalog.clearRequests()
+  const res = await change('once', [{ op: 'add-column', name: 'note', type: 'string' }])
+  t.equal(res.status, 200, JSON.stringify(res.json))
+  const loads = catalog.requests.filter(r => r.method === 'GET' && r.url.startsWith('/v1/namespaces/db/tables/once'))
+  t.equal(loads.length, 2, 'the admin read and the gate\'s base load')
+  t.equal(loads[0]?.headers['if-none-match'], undefined, 'the first read is a full load')
+  t.type(loads[1]?.headers['if-none-match'], 'string', 'the gate revalidates what the admin read cached')
+  t.equal(commits(catalog, 'once').length, 1, 'one commit')
+})

@@ -21,9 +21,17 @@ export interface AdminPolicy {
   reload (): ReloadResult
 }
 
+/** Loads a table's metadata with (already filtered) caller headers. */
+export type BaseLoader = (table: TableRef, headers: IncomingHttpHeaders) => Promise<BaseLoad>
+
 export interface AdminRoutesOptions {
-  /** Buffered upstream client (table reads). */
+  /** Buffered upstream client (table reads, when `readBase` is not given). */
   readonly client: UpstreamClient
+  /**
+   * Table reads through the gate's ETag cache (`GateService.readBase`): the commit that follows a
+   * read then revalidates with a 304 instead of loading and parsing the metadata again.
+   */
+  readonly readBase?: (table: TableRef, headers: IncomingHttpHeaders) => Promise<BaseLoad>
   readonly policy: AdminPolicy
   /** `ICEGUARD_ADMIN_TOKEN`; state-changing calls are refused while it is unset. */
   readonly adminToken?: string
@@ -54,17 +62,27 @@ export function namespaceFromPath (segment: string): string[] {
   return levels
 }
 
-/** Loads one table's metadata as the caller: their Authorization travels, nothing else is added. */
-export function createTableReader (client: UpstreamClient) {
-  const load = upstreamTableLoader((path, headers) => client.request({ method: 'GET', path, headers }))
+/**
+ * Loads one table's metadata as the caller: their Authorization travels, nothing else is added.
+ * `readBase` (the gate's cached reader) takes the caller's headers as they came; without it the
+ * client is used directly, uncached.
+ */
+export function createTableReader (client: UpstreamClient, readBase?: AdminRoutesOptions['readBase']) {
+  let read: BaseLoader
+  if (readBase !== undefined) {
+    read = readBase
+  } else {
+    const load = upstreamTableLoader((path, headers) => client.request({ method: 'GET', path, headers }))
+    read = async (table, headers) => await load(table, baseLoadHeaders(headers))
+  }
   return {
     /** The raw load, for callers that treat 404 specially (validate with assert-create). */
     async load (table: TableRef, headers: IncomingHttpHeaders): Promise<BaseLoad> {
-      return await load(table, baseLoadHeaders(headers))
+      return await read(table, headers)
     },
     /** The metadata, or the upstream's refusal relayed (404, 401, 403…), or a 502 when unreadable. */
     async metadata (table: TableRef, headers: IncomingHttpHeaders): Promise<TableMetadata> {
-      return metadataOrThrow(table, await load(table, baseLoadHeaders(headers)))
+      return metadataOrThrow(table, await read(table, headers))
     }
   }
 }

@@ -32,7 +32,7 @@ export interface AdminScope {
 
 export async function adminRoutes (app: FastifyInstance, options: AdminRoutesOptions): Promise<void> {
   addSharedSchemas(app)
-  const scope: AdminScope = { options: { ...options, metrics: options.metrics ?? processMetrics }, tables: createTableReader(options.client) }
+  const scope: AdminScope = { options: { ...options, metrics: options.metrics ?? processMetrics }, tables: createTableReader(options.client, options.readBase) }
 
   app.decorateRequest('losslessBody', undefined)
   app.removeContentTypeParser('application/json')

@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import type { AuditSink } from '../audit/audit-log.js'
 import type { RuleSettings } from '../rules/rule.js'
 import type { UpstreamClient } from '../upstream/client.js'
-import { gateCommit, type GateConfig, type GateIdent, type GatedKind, type GateOutcome, type RegistrationCheck, type TableRef } from './commit-gate.js'
+import { baseLoadHeaders, gateCommit, type BaseLoad, type GateConfig, type GateIdent, type GatedKind, type GateOutcome, type RegistrationCheck, type TableRef } from './commit-gate.js'
 import { countBaseLoads } from '../metrics/gate-metrics.js'
 import { createBaseCache, type BaseCache } from './base-cache.js'
 import { cachedBase, upstreamTableLoader } from './load-base.js'
@@ -52,6 +52,13 @@ export interface GateService {
    * upstream: the fast lane judges the commits it reads over its own pooled sockets.
    */
   over (client: UpstreamClient): GateService
+  /**
+   * A table's current metadata as the gate would judge against it, with the caller's headers:
+   * the same conditional load through the same ETag cache, so an admin read (diff, dry run,
+   * schema-changes) and the commit that follows it parse the metadata once. Not counted as a
+   * gate base load.
+   */
+  readBase (table: TableRef, headers: IncomingHttpHeaders): Promise<BaseLoad>
 }
 
 export function createGateService (opts: GateServiceOptions): GateService {
@@ -65,8 +72,10 @@ export function createGateService (opts: GateServiceOptions): GateService {
   const texts = opts.schemaTexts === null ? undefined : opts.schemaTexts ?? createSchemaTexts()
   const peekBase = cache === undefined ? undefined : (table: TableRef, headers: IncomingHttpHeaders) => cachedBase(cache, table, headers)
   const over = (client: UpstreamClient): GateService => {
-    const loadTable = countBaseLoads(upstreamTableLoader((path, headers) => client.request({ method: 'GET', path, headers }), cache, texts))
+    const load = upstreamTableLoader((path, headers) => client.request({ method: 'GET', path, headers }), cache, texts)
+    const loadTable = countBaseLoads(load)
     return {
+      readBase: async (table, headers) => await load(table, baseLoadHeaders(headers)),
       async handle (request) {
         // The override token is for the gate alone: it never travels to the upstream.
         const headers = withoutHeader(request.forwardHeaders, OVERRIDE_HEADER)
