@@ -9,13 +9,13 @@
 import net from 'node:net'
 import http from 'node:http'
 import { Writable } from 'node:stream'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { IcebergRestCatalog } from 'iceberg-js'
 import { dechunk, createPoolClient } from '../src/http/fast-lane/pool-client.js'
 import { UpstreamPool } from '../src/http/fast-lane/upstream-pool.js'
-import { cloneSchema, clientShapes, createFixtureTable, fieldByPath, loadMeta, BIG_ID } from './helpers/gate-fixtures.js'
+import { cloneSchema, clientShapes, createFixtureTable, fieldByPath, loadMeta, BIG_ID, type Meta } from './helpers/gate-fixtures.js'
 import { loggerOptions } from '../src/app.js'
-import { startCatalog, startProxy } from './helpers/index.js'
+import { startCatalog, startProxy, type RunningCatalog } from './helpers/index.js'
 
 interface Answer { status: number, head: string, body: string }
 
@@ -63,12 +63,24 @@ function post (path: string, body: string, extra = ''): string {
 
 const TABLE = '/v1/namespaces/db/tables/t'
 
-t.test('schema commits are judged in the fast lane: in order, on one kept-alive connection, nothing refused forwarded', async t => {
+/** The embedded catalog with `db.t` (the fixture table), and its metadata. */
+async function catalogWithTable (t: Test): Promise<{ catalog: RunningCatalog, meta: Meta }> {
   const catalog = await startCatalog(t)
   const ice = new IcebergRestCatalog({ baseUrl: catalog.url })
   await ice.createNamespace({ namespace: ['db'] })
   await createFixtureTable(ice, 't', 2)
-  const meta = await loadMeta(catalog.url, 'db', 't')
+  return { catalog, meta: await loadMeta(catalog.url, 'db', 't') }
+}
+
+/** A java-shaped commit that narrows `id` (long) to int: refused by TYPE_PROMOTION_VALID. */
+function narrowingCommit (meta: Meta): object {
+  const narrowed = cloneSchema(meta)
+  fieldByPath(narrowed, 'id').type = 'int'
+  return clientShapes.java(meta, narrowed, 'db', 't') as object
+}
+
+t.test('schema commits are judged in the fast lane: in order, on one kept-alive connection, nothing refused forwarded', async t => {
+  const { catalog, meta } = await catalogWithTable(t)
   const lines: string[] = []
   const stream = new Writable({
     write (chunk: Buffer, _enc, cb) {
@@ -80,9 +92,7 @@ t.test('schema commits are judged in the fast lane: in order, on one kept-alive 
   const port = Number(new URL(proxy.url).port)
 
   // Refused: `id` (long) narrowed to int. Allowed: an optional column added.
-  const narrowed = cloneSchema(meta)
-  fieldByPath(narrowed, 'id').type = 'int'
-  const refused = JSON.stringify(clientShapes.java(meta, narrowed, 'db', 't'))
+  const refused = JSON.stringify(narrowingCommit(meta))
   const added = cloneSchema(meta)
   added.fields.push({ id: meta['last-column-id'] + 1, name: 'note', required: false, type: 'string' })
   const allowed = JSON.stringify(clientShapes.curl(meta, added, 'db', 't'))
@@ -131,15 +141,9 @@ t.test('schema commits are judged in the fast lane: in order, on one kept-alive 
 })
 
 t.test('a transaction that needs the gate is judged in the fast lane too', async t => {
-  const catalog = await startCatalog(t)
-  const ice = new IcebergRestCatalog({ baseUrl: catalog.url })
-  await ice.createNamespace({ namespace: ['db'] })
-  await createFixtureTable(ice, 't', 2)
-  const meta = await loadMeta(catalog.url, 'db', 't')
+  const { catalog, meta } = await catalogWithTable(t)
   const proxy = await startProxy(t, { upstream: catalog.url, policy: 'builtin:spec' })
-  const narrowed = cloneSchema(meta)
-  fieldByPath(narrowed, 'id').type = 'int'
-  const change = { identifier: { namespace: ['db'], name: 't' }, ...(clientShapes.java(meta, narrowed, 'db', 't') as object) }
+  const change = { identifier: { namespace: ['db'], name: 't' }, ...narrowingCommit(meta) }
   catalog.clearRequests()
   const [answer] = await pipeline(Number(new URL(proxy.url).port), post('/v1/transactions/commit', JSON.stringify({ 'table-changes': [change] })), 1)
   t.equal(answer?.status, 400)

@@ -32,7 +32,8 @@ export interface UpstreamClient {
   request (req: UpstreamRequest): Promise<UpstreamResponse>
 }
 
-const SOCKET_RETRY_CODES: ReadonlySet<string> = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE'])
+/** Failures of a pooled keep-alive socket that a bodiless GET or HEAD is resent once after. */
+export const SOCKET_RETRY_CODES: ReadonlySet<string> = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE'])
 
 export function flatHeaders (headers: UpstreamRequest['headers']): string[] {
   if (headers === undefined) return []

@@ -17,6 +17,7 @@ import type net from 'node:net'
 import { ERRORS, errorBody, GateError, renderError, upstreamError, type UpstreamError } from '../../errors.js'
 import type { GatedKind, GateOutcome } from '../../gate/commit-gate.js'
 import type { GateRequest } from '../../gate/gate-service.js'
+import { SOCKET_RETRY_CODES } from '../../upstream/client.js'
 import { forwardRequestHeaders, relayResponseHeaders } from '../../upstream/headers.js'
 import { COMMIT_HOLD_LIMIT } from '../../upstream/stream-forward.js'
 import { classifyRequest, type ClassifiedRequest, type RouteKind } from '../classify.js'
@@ -24,7 +25,8 @@ import { hasContentCoding, needsGate } from '../commit-scan.js'
 import { unsafePathReason } from '../path-safety.js'
 import { ChunkedScanner } from './chunked-scanner.js'
 import { headersObject, parseRequestHead, type RequestHead } from './request-head.js'
-import { parseResponseHead, type Framing } from './response-head.js'
+import { HEAD_END, scanResponseHead, type Framing } from './response-head.js'
+import { codedError } from './coded-error.js'
 import type { UpstreamConnection, UpstreamPool, UpstreamUser } from './upstream-pool.js'
 
 export interface FastLaneContext {
@@ -64,10 +66,6 @@ const BODY_STREAM = 2 // streaming a Content-Length body to the upstream
 const AWAIT = 3 // request sent; waiting for and relaying the answer
 const DONE = 4 // closed, closing or handed over
 
-const RETRY_CODES: ReadonlySet<string> = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE'])
-/** Largest upstream response head accepted. */
-const MAX_RESPONSE_HEAD = 64 * 1024
-const HEAD_END = Buffer.from('\r\n\r\n', 'latin1')
 /** A head and a body up to this size go out as one buffer: one plain write instead of a writev. */
 const JOIN_LIMIT = 64 * 1024
 /** Room for a body of JOIN_LIMIT after a head of up to 32 KB; a larger join gets a buffer of its own. */
@@ -96,10 +94,6 @@ function writeJoined (socket: net.Socket, head: string, body: Buffer): boolean {
   const ok = socket.write(out)
   if (reuse && socket.writableLength !== 0) joinBuffer = Buffer.allocUnsafeSlow(JOIN_BUFFER_SIZE)
   return ok
-}
-
-function codedError (message: string, code: string): Error {
-  return Object.assign(new Error(message), { code })
 }
 
 export class ClientConnection implements UpstreamUser {
@@ -505,31 +499,17 @@ export class ClientConnection implements UpstreamUser {
       this.relayBody(chunk)
       return
     }
-    let buf = this.resBuf === undefined ? chunk : Buffer.concat([this.resBuf, chunk])
-    for (;;) {
-      const end = buf.indexOf(HEAD_END)
-      if (end === -1) {
-        if (buf.length > MAX_RESPONSE_HEAD) return this.fail(codedError('the upstream response head is too large', 'UND_ERR_HEADERS_OVERFLOW'))
-        // Kept for the next read: a copy, as `chunk` lives in the pool's read buffer.
-        this.resBuf = Buffer.from(buf)
-        return
-      }
-      const res = parseResponseHead(buf.toString('latin1', 0, end), this.method === 'HEAD')
-      if ('invalid' in res) return this.fail(codedError(`invalid upstream response: ${res.invalid}`, 'HPE_INVALID'))
-      buf = buf.subarray(end + 4)
-      if (res.status >= 200) {
-        this.resBuf = undefined
-        this.resHeadDone = true
-        this.startHead(res.status, res.rawHeaders, res.framing, res.length, res.reusable, res.keepAliveMs, buf)
-        return
-      }
-      // 1xx interim answers are not relayed (103 Early Hints); 101 is never asked for.
-      if (res.status === 101) return this.fail(codedError('the upstream switched protocols unasked', 'HPE_INVALID'))
-      if (buf.length === 0) {
-        this.resBuf = undefined
-        return
-      }
+    const scanned = scanResponseHead(this.resBuf === undefined ? chunk : Buffer.concat([this.resBuf, chunk]), this.method === 'HEAD')
+    if ('error' in scanned) return this.fail(scanned.error)
+    if ('more' in scanned) {
+      // Kept for the next read: a copy, as `chunk` lives in the pool's read buffer.
+      this.resBuf = scanned.more === undefined ? undefined : Buffer.from(scanned.more)
+      return
     }
+    const res = scanned.head
+    this.resBuf = undefined
+    this.resHeadDone = true
+    this.startHead(res.status, res.rawHeaders, res.framing, res.length, res.reusable, res.keepAliveMs, scanned.rest)
   }
 
   startHead (status: number, rawHeaders: string[], framing: Framing, length: number, reusable: boolean, keepAliveMs: number, rest: Buffer): void {
@@ -752,7 +732,7 @@ export class ClientConnection implements UpstreamUser {
     }
     if (this.phase === DONE) return
     const code = (err as { code?: string }).code
-    if (this.retryable && !this.retried && this.sent && !this.resHeadDone && this.resBuf === undefined && code !== undefined && RETRY_CODES.has(code)) {
+    if (this.retryable && !this.retried && this.sent && !this.resHeadDone && this.resBuf === undefined && code !== undefined && SOCKET_RETRY_CODES.has(code)) {
       // The upstream closed a pooled keep-alive connection as we wrote to it: resend once.
       this.retried = true
       this.sent = false

@@ -11,10 +11,11 @@
  * dead, a POST never.
  */
 import { upstreamError } from '../../errors.js'
-import { flatHeaders, type UpstreamClient, type UpstreamRequest, type UpstreamResponse } from '../../upstream/client.js'
+import { flatHeaders, SOCKET_RETRY_CODES, type UpstreamClient, type UpstreamRequest, type UpstreamResponse } from '../../upstream/client.js'
 import { headersToObject, relayResponseHeaders } from '../../upstream/headers.js'
 import { ChunkedScanner } from './chunked-scanner.js'
-import { parseResponseHead, type ResponseHead } from './response-head.js'
+import { codedError } from './coded-error.js'
+import { scanResponseHead, type ResponseHead } from './response-head.js'
 import type { UpstreamConnection, UpstreamPool, UpstreamUser } from './upstream-pool.js'
 
 export interface PoolClientOptions {
@@ -29,14 +30,6 @@ export interface PoolClientOptions {
   readonly maxResponseBytes: number
   /** Times an exchange up to its response head (the upstream latency histogram). */
   readonly observe?: (method: string, status: number, seconds: number) => void
-}
-
-const HEAD_END = Buffer.from('\r\n\r\n', 'latin1')
-const MAX_RESPONSE_HEAD = 64 * 1024
-const RETRY_CODES: ReadonlySet<string> = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE'])
-
-function codedError (message: string, code: string): Error {
-  return Object.assign(new Error(message), { code })
 }
 
 export function createPoolClient (opts: PoolClientOptions): UpstreamClient {
@@ -120,40 +113,26 @@ class Exchange implements UpstreamUser {
       this.#body(chunk)
       return
     }
-    let buf = this.#headBytes === undefined ? chunk : Buffer.concat([this.#headBytes, chunk])
-    for (;;) {
-      const end = buf.indexOf(HEAD_END)
-      if (end === -1) {
-        if (buf.length > MAX_RESPONSE_HEAD) return this.#fail(codedError('the upstream response head is too large', 'UND_ERR_HEADERS_OVERFLOW'))
-        this.#headBytes = Buffer.from(buf)
-        return
-      }
-      const res = parseResponseHead(buf.toString('latin1', 0, end), this.#method === 'HEAD')
-      if ('invalid' in res) return this.#fail(codedError(`invalid upstream response: ${res.invalid}`, 'HPE_INVALID'))
-      buf = buf.subarray(end + 4)
-      if (res.status >= 200) {
-        this.#headBytes = undefined
-        this.#head = res
-        this.#reusable = res.reusable
-        this.#scanner = res.framing === 'chunked' ? new ChunkedScanner() : undefined
-        this.#opts.observe?.(this.#method, res.status, Number(process.hrtime.bigint() - this.#startedAt) / 1e9)
-        const socket = (this.#up as UpstreamConnection).socket
-        if (this.#opts.bodyTimeout !== this.#opts.headersTimeout) socket.setTimeout(this.#opts.bodyTimeout)
-        if (res.framing === 'none') {
-          if (buf.length > 0) this.#reusable = false
-          this.#done()
-          return
-        }
-        if (buf.length > 0) this.#body(buf)
-        return
-      }
-      // 1xx interim answers are skipped; 101 is never asked for.
-      if (res.status === 101) return this.#fail(codedError('the upstream switched protocols unasked', 'HPE_INVALID'))
-      if (buf.length === 0) {
-        this.#headBytes = undefined
-        return
-      }
+    const scanned = scanResponseHead(this.#headBytes === undefined ? chunk : Buffer.concat([this.#headBytes, chunk]), this.#method === 'HEAD')
+    if ('error' in scanned) return this.#fail(scanned.error)
+    if ('more' in scanned) {
+      this.#headBytes = scanned.more === undefined ? undefined : Buffer.from(scanned.more)
+      return
     }
+    const res = scanned.head
+    this.#headBytes = undefined
+    this.#head = res
+    this.#reusable = res.reusable
+    this.#scanner = res.framing === 'chunked' ? new ChunkedScanner() : undefined
+    this.#opts.observe?.(this.#method, res.status, Number(process.hrtime.bigint() - this.#startedAt) / 1e9)
+    const socket = (this.#up as UpstreamConnection).socket
+    if (this.#opts.bodyTimeout !== this.#opts.headersTimeout) socket.setTimeout(this.#opts.bodyTimeout)
+    if (res.framing === 'none') {
+      if (scanned.rest.length > 0) this.#reusable = false
+      this.#done()
+      return
+    }
+    if (scanned.rest.length > 0) this.#body(scanned.rest)
   }
 
   /** Body bytes as framed; each piece is copied (it lives in the pool's reused read buffer). */
@@ -238,7 +217,7 @@ class Exchange implements UpstreamUser {
     }
     const code = (err as { code?: string }).code
     if (this.#retryable && !this.#retried && this.#sent && this.#head === undefined && this.#headBytes === undefined &&
-      code !== undefined && RETRY_CODES.has(code)) {
+      code !== undefined && SOCKET_RETRY_CODES.has(code)) {
       // The upstream closed a pooled keep-alive connection as we wrote to it: resend once.
       this.#retried = true
       this.#sent = false

@@ -4,7 +4,14 @@
  * the body is relayed as it comes.
  */
 
+import { codedError } from './coded-error.js'
+
 export type Framing = 'none' | 'length' | 'chunked' | 'close'
+
+/** The blank line that ends an HTTP/1.1 head. */
+export const HEAD_END = Buffer.from('\r\n\r\n', 'latin1')
+/** Largest upstream response head accepted. */
+export const MAX_RESPONSE_HEAD = 64 * 1024
 
 export interface ResponseHead {
   readonly status: number
@@ -76,4 +83,32 @@ export function parseResponseHead (head: string, noBody: boolean): ResponseResul
   if (length === 0) return { status, rawHeaders, framing: 'none', length: 0, reusable, keepAliveMs }
   if (length !== -1) return { status, rawHeaders, framing: 'length', length, reusable, keepAliveMs }
   return { status, rawHeaders, framing: 'close', length: -1, reusable: false, keepAliveMs }
+}
+
+export type HeadScan =
+  /** The final answer's head, and the bytes after it. */
+  | { readonly head: ResponseHead, readonly rest: Buffer }
+  /** No final head yet: the bytes to keep for the next read (interim answers dropped), if any. */
+  | { readonly more: Buffer | undefined }
+  | { readonly error: Error }
+
+/**
+ * Finds the final response head in the bytes read so far. 1xx interim answers (103 Early Hints)
+ * are skipped, never relayed; 101 is never asked for. `buf` may live in a reused read buffer:
+ * what `more` returns must be copied to be kept.
+ */
+export function scanResponseHead (buf: Buffer, noBody: boolean): HeadScan {
+  for (;;) {
+    const end = buf.indexOf(HEAD_END)
+    if (end === -1) {
+      if (buf.length > MAX_RESPONSE_HEAD) return { error: codedError('the upstream response head is too large', 'UND_ERR_HEADERS_OVERFLOW') }
+      return { more: buf }
+    }
+    const res = parseResponseHead(buf.toString('latin1', 0, end), noBody)
+    if ('invalid' in res) return { error: codedError(`invalid upstream response: ${res.invalid}`, 'HPE_INVALID') }
+    buf = buf.subarray(end + 4)
+    if (res.status >= 200) return { head: res, rest: buf }
+    if (res.status === 101) return { error: codedError('the upstream switched protocols unasked', 'HPE_INVALID') }
+    if (buf.length === 0) return { more: undefined }
+  }
 }

@@ -9,6 +9,7 @@
  * upstream is about to close (what undici does too).
  */
 import net from 'node:net'
+import { codedError } from './coded-error.js'
 
 /** The exchange currently using an upstream socket. */
 export interface UpstreamUser {
@@ -48,10 +49,6 @@ const KEEP_ALIVE_MARGIN = 1000
  * the user is only valid until its callback returns; see `readBufferTaken`.
  */
 const READ_BUFFER_SIZE = 64 * 1024
-
-function codedError (message: string, code: string): Error {
-  return Object.assign(new Error(message), { code })
-}
 
 export class UpstreamConnection {
   readonly socket: net.Socket
