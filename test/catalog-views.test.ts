@@ -406,3 +406,23 @@ t.test('views persist in the warehouse and register-view adopts a view metadata 
   const table = await call(second, 'POST', '/v1/namespaces/db/tables', { name: 't', schema: { type: 'struct', fields: [] } })
   isError(t, await call(second, 'POST', '/v1/namespaces/db/register-view', { name: 'y', 'metadata-location': table.json['metadata-location'] }), 400, 'BadRequestException', 'no view-uuid')
 })
+
+t.test('in memory, a view keeps only its current metadata file', async t => {
+  const c = await setup(t)
+  const created = (await createView(t, c, 'v')).json
+  const uuid = created.metadata['view-uuid']
+  const locations: string[] = [created['metadata-location']]
+  for (const q of ['select 2', 'select 3']) {
+    const res = await call(c, 'POST', '/v1/namespaces/db/views/v', replaceBody(uuid, q))
+    t.equal(res.status, 200, res.text)
+    locations.push(res.json['metadata-location'])
+  }
+  t.equal(new Set(locations).size, 3, 'each replace wrote a new file')
+  // register-view reads a file by location: the current one is there, the earlier ones were freed.
+  const current = await call(c, 'POST', '/v1/namespaces/db/register-view', { name: 'current', 'metadata-location': locations[2] })
+  t.equal(current.status, 200, current.text)
+  for (const old of locations.slice(0, 2)) {
+    isError(t, await call(c, 'POST', '/v1/namespaces/db/register-view', { name: 'old', 'metadata-location': old }), 404, 'NotFoundException')
+  }
+  t.equal((await call(c, 'GET', '/v1/namespaces/db/views/v')).json['metadata-location'], locations[2], 'the view still loads')
+})

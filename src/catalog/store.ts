@@ -156,12 +156,19 @@ export class CatalogStore {
    * In memory, a table keeps the files its metadata-log still names (the window set by
    * `write.metadata.previous-versions-max`, 100 by default) and no more: every commit writes the
    * whole metadata again, so keeping every version would grow with the square of the commits.
+   * A view's metadata has no such log (its `versions` and `version-log` live inside the file, and
+   * nothing reads a view's earlier files), so a view keeps its current file only.
    */
   #forgetOldVersions (location: string, metadata: JsonObject): void {
-    const log = (metadata['metadata-log'] ?? []) as JsonObject[]
-    const oldest = log[0]?.['metadata-file']
-    if (typeof oldest !== 'string') return
-    const keep = new Set([location, ...log.map(e => String(e['metadata-file']))])
+    let keep: Set<string>
+    if (metadata['view-uuid'] !== undefined) {
+      keep = new Set([location])
+    } else {
+      const log = (metadata['metadata-log'] ?? []) as JsonObject[]
+      const oldest = log[0]?.['metadata-file']
+      if (typeof oldest !== 'string') return
+      keep = new Set([location, ...log.map(e => String(e['metadata-file']))])
+    }
     const folder = location.slice(0, location.lastIndexOf('/') + 1)
     for (const file of this.#files.keys()) {
       if (file.startsWith(folder) && !keep.has(file)) {
