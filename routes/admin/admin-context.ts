@@ -21,7 +21,7 @@ export interface AdminPolicy {
   reload (): ReloadResult
 }
 
-/** Loads a table's metadata with (already filtered) caller headers. */
+/** Loads a table's metadata with the caller's headers as they came (the loader drops what must not travel). */
 export type BaseLoader = (table: TableRef, headers: IncomingHttpHeaders) => Promise<BaseLoad>
 
 export interface AdminRoutesOptions {
@@ -31,7 +31,7 @@ export interface AdminRoutesOptions {
    * Table reads through the gate's ETag cache (`GateService.readBase`): the commit that follows a
    * read then revalidates with a 304 instead of loading and parsing the metadata again.
    */
-  readonly readBase?: (table: TableRef, headers: IncomingHttpHeaders) => Promise<BaseLoad>
+  readonly readBase?: BaseLoader
   readonly policy: AdminPolicy
   /** `ICEGUARD_ADMIN_TOKEN`; state-changing calls are refused while it is unset. */
   readonly adminToken?: string
@@ -67,14 +67,8 @@ export function namespaceFromPath (segment: string): string[] {
  * `readBase` (the gate's cached reader) takes the caller's headers as they came; without it the
  * client is used directly, uncached.
  */
-export function createTableReader (client: UpstreamClient, readBase?: AdminRoutesOptions['readBase']) {
-  let read: BaseLoader
-  if (readBase !== undefined) {
-    read = readBase
-  } else {
-    const load = upstreamTableLoader((path, headers) => client.request({ method: 'GET', path, headers }))
-    read = async (table, headers) => await load(table, baseLoadHeaders(headers))
-  }
+export function createTableReader (client: UpstreamClient, readBase?: BaseLoader) {
+  const read = readBase ?? uncachedReader(client)
   return {
     /** The raw load, for callers that treat 404 specially (validate with assert-create). */
     async load (table: TableRef, headers: IncomingHttpHeaders): Promise<BaseLoad> {
@@ -88,6 +82,11 @@ export function createTableReader (client: UpstreamClient, readBase?: AdminRoute
 }
 
 export type TableReader = ReturnType<typeof createTableReader>
+
+function uncachedReader (client: UpstreamClient): BaseLoader {
+  const load = upstreamTableLoader((path, headers) => client.request({ method: 'GET', path, headers }))
+  return async (table, headers) => await load(table, baseLoadHeaders(headers))
+}
 
 export function metadataOrThrow (table: TableRef, loaded: BaseLoad): TableMetadata {
   if (loaded.status === 200 && loaded.metadata !== undefined) return loaded.metadata

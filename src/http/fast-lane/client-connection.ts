@@ -391,7 +391,6 @@ export class ClientConnection implements UpstreamUser {
       this.socket.uncork()
     }
     ctx.count(this.kind, this.method, status)
-    this.status = status
     this.afterAnswer()
   }
 
