@@ -181,7 +181,7 @@ async function main (): Promise<void> {
         log(`${w.name.padEnd(15)} iceguard  upstream requests per commit: ${u.total.toFixed(2)} (${u.loadTable.toFixed(2)} loadTable, ${u.loadTableRefs.toFixed(2)} with snapshots=refs, ${u.notModified.toFixed(2)} answered 304; ${u.commit.toFixed(2)} commit)`)
       }
     }
-    for (const w of workloads) {
+    for (const w of workloads.filter(x => x.latencyOnly !== true)) {
       for (const t of w.targets(o.targets)) {
         const r = running.get(t)
         if (r === undefined) continue
@@ -192,9 +192,9 @@ async function main (): Promise<void> {
     }
     const ig = running.get('iceguard')
     if (ig !== undefined) {
-      // Latency without queueing: one connection, the fast-path and the gated commit.
+      // Latency without queueing: one connection, the fast-path commits and the gated one.
       const quick = { ...o, seconds: Math.min(o.seconds, 2), warmup: Math.min(o.warmup, 1) }
-      for (const w of workloads.filter(x => x.name === 'data-commit' || x.name === 'schema-commit')) {
+      for (const w of workloads.filter(x => x.name === 'data-commit' || x.name === 'data-commit-evolving' || x.name === 'schema-commit')) {
         for (const t of ['direct', 'iceguard'] as const) {
           const r = running.get(t)
           if (r === undefined) continue

@@ -78,7 +78,12 @@ export function judge (r: Omit<RunReport, 'judgements'>): Judgement[] {
   }
   const schema = cell(r.cells, 'schema-commit', 'iceguard')
   add('schema commit: upstream requests per commit', r.upstream['schema-commit']?.total ?? null, 2, 'max', '')
-  add('schema commit: p50 latency vs fast-path commit, 1 connection',
+  // The gate's price: the same table, so both commits' answers carry the same metadata. The
+  // small table's commit answers ~9 KB where the schema commit's table answers ~80 KB; that ratio
+  // is kept below for comparison with earlier runs.
+  add('schema commit: p50 latency vs fast-path commit on the same table, 1 connection',
+    ratio(cell(r.latency, 'schema-commit', 'iceguard')?.p50Ms, cell(r.latency, 'data-commit-evolving', 'iceguard')?.p50Ms), 2.5, 'max')
+  add('schema commit: p50 latency vs fast-path commit on the small table, 1 connection',
     ratio(cell(r.latency, 'schema-commit', 'iceguard')?.p50Ms, cell(r.latency, 'data-commit', 'iceguard')?.p50Ms), 2.5, 'max')
   add(`schema commit: p50 latency vs fast-path commit, ${r.settings.connections} connections`,
     ratio(schema?.p50Ms, cell(r.cells, 'data-commit', 'iceguard')?.p50Ms), 2.5, 'max')

@@ -13,6 +13,8 @@ export interface Workload {
   path: string
   bodyFile?: string
   bodyBytes?: number
+  /** Measured only in the one-connection latency comparison, not in the throughput cells. */
+  latencyOnly?: boolean
   /** status each target must answer; the response bytes must equal direct's when it is 200 */
   expect: (target: Target) => number
   targets: (all: Target[]) => Target[]
@@ -43,6 +45,18 @@ export function buildWorkloads (dir: string, picked: WorkloadName[]): Workload[]
       ...body('data-commit', dataCommit(SMALL, 5 * 1024)),
       expect: ok,
       targets: every
+    },
+    {
+      // The fast-path commit the gate's latency is compared with: the schema commit's own table,
+      // so both answers carry the same metadata (~80 KB) and only the gate differs.
+      name: 'data-commit-evolving',
+      what: 'commit add-snapshot + set-snapshot-ref on the schema commit\'s table (fast path; latency baseline)',
+      method: 'POST',
+      path: `${TABLES}/evolving`,
+      ...body('data-commit-evolving', dataCommit(EVOLVING, 5 * 1024)),
+      expect: ok,
+      latencyOnly: true,
+      targets: all => all.filter(t => t === 'direct' || t === 'iceguard')
     },
     {
       name: 'schema-commit',
