@@ -125,10 +125,27 @@ t.test('audit sinks', async t => {
   t.same(mem.records, [record])
   mem.clear()
   t.same(mem.records, [])
-  const lines: Array<{ bindings: Record<string, unknown>, obj: object, msg: string }> = []
-  const sink = pinoAuditSink({ child: (bindings) => ({ info: (obj, msg) => { lines.push({ bindings, obj, msg }) } }) })
+  const lines: Array<{ bindings: Record<string, unknown>, options?: { level: string }, obj: object, msg: string }> = []
+  const sink = pinoAuditSink({ child: (bindings, options) => ({ info: (obj, msg) => { lines.push({ bindings, options, obj, msg }) } }) })
   sink.record(record)
-  t.same(lines, [{ bindings: { component: 'audit' }, obj: { audit: record }, msg: 'commit decided' }])
+  t.same(lines, [{ bindings: { component: 'audit' }, options: { level: 'info' }, obj: { audit: record }, msg: 'commit decided' }])
+
+  // Through a real pino logger: quieted to warn it still writes the audit line; silent writes nothing.
+  const { default: fastify } = await import('fastify')
+  for (const [level, expected] of [['warn', 1], ['error', 1], ['silent', 0]] as const) {
+    const written: string[] = []
+    const app = fastify({ logger: { level, stream: { write: (line: string) => { written.push(line) } } } })
+    const logger = app.log
+    pinoAuditSink(logger).record(record)
+    logger.info('an ordinary info line')
+    t.equal(written.length, expected, `log level ${level}: ${expected} line(s)`)
+    if (expected === 1) {
+      const line = JSON.parse(written[0] as string) as { level: number, component: string, audit: unknown }
+      t.equal(line.component, 'audit')
+      t.equal(line.level, 30)
+      t.same(line.audit, record)
+    }
+  }
 })
 
 t.test('gateCommit with fake dependencies', async t => {

@@ -46,12 +46,19 @@ export interface AuditSink {
 
 /** The subset of a pino logger the sink needs. */
 export interface AuditLogger {
-  child (bindings: Record<string, unknown>): { info (obj: object, msg: string): void }
+  readonly level?: string
+  child (bindings: Record<string, unknown>, options?: { level: string }): { info (obj: object, msg: string): void }
 }
 
-/** Writes each record as one pino line with `component: "audit"`. */
+/**
+ * Writes each record as one pino line with `component: "audit"`, at `info`, whatever the log level:
+ * quieting the server's logs to `warn` must not silently end the audit trail. `silent` is the
+ * operator asking for no output at all, and gets none.
+ */
 export function pinoAuditSink (logger: AuditLogger): AuditSink {
-  const log = logger.child({ component: 'audit' })
+  const log = logger.level === 'silent'
+    ? logger.child({ component: 'audit' })
+    : logger.child({ component: 'audit' }, { level: 'info' })
   return {
     record (entry) {
       log.info({ audit: entry }, 'commit decided')
