@@ -139,7 +139,7 @@ export function markdown (r: RunReport): string {
   const m = r.machine
   L.push(`Run ${r.started} on ${String(m.cpus)} × ${String(m.cpuModel)}, ${String(m.memoryGb)} GB, Linux ${String(m.kernel)}; Node ${String(m.node)}; ${String(m.nginx ?? 'nginx not installed')}; load from ${String(m.loader)}. ` +
     `${r.settings.connections} connections, ${r.settings.threads} loader threads, ${r.settings.warmup} s warm-up + ${r.settings.seconds} s per cell; ` +
-    `${m.pinned === true ? 'load generator pinned to CPU 0, upstream stub and proxy to CPU 1' : 'no CPU pinning'}; iceguard log level ${r.settings.logLevel}. Took ${Math.round(r.elapsedS)} s.`)
+    `${m.pinned === true ? 'load generator pinned to CPU 0, upstream stub and proxy to CPU 1' : 'no CPU pinning'}; iceguard log level ${r.settings.logLevel} (audit lines are written at every level but silent). Took ${Math.round(r.elapsedS)} s.`)
   L.push('')
   const others = r.cells.map(c => c.otherCpuPct).filter(isNum).sort((a, b) => a - b)
   const busy = others[Math.floor(others.length / 2)]
