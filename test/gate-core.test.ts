@@ -145,6 +145,7 @@ t.test('audit sinks', async t => {
       t.equal(line.level, 30)
       t.same(line.audit, record)
     }
+    await app.close()
   }
 })
 
