@@ -116,8 +116,9 @@ t.test('a reload never drops or re-judges a commit already in flight', async (t)
 
   hop.arm()
   const inFlight = postJson(`${proxy.url}/v1/namespaces/db/tables/t`, addColumn('note'))
-  // Wait until the gate's base load has gone by (the commit is judged and on its way), then freeze.
-  while (!hop.seen.some(r => r.method === 'GET')) await new Promise(resolve => setTimeout(resolve, 10))
+  // Wait until the commit itself reaches the hop (judged and on its way; the hop holds it), then
+  // freeze. Waiting only for the base load raced: the reload could land before the judgement.
+  while (!hop.seen.some(r => r.method === 'POST')) await new Promise(resolve => setTimeout(resolve, 10))
   writeFileSync(file, 'version: 1\nmode: freeze\n')
   const reload = await postJson(`${proxy.url}/admin/v1/policy/reload`, '', { authorization: 'Bearer admin-token-for-tests' })
   t.equal(reload.status, 200, 'the reload is taken while the commit waits')
