@@ -8,7 +8,7 @@
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
 import { DATA_ACTIONS, needsGate } from '../src/http/commit-scan.js'
-import { needsGateByParse } from './helpers/commit-scan-reference.js'
+import { needsGateByParse, onlyDataActions } from './helpers/commit-scan-reference.js'
 
 const SCHEMA_ACTIONS = ['add-schema', 'set-current-schema', 'add-spec', 'set-default-spec', 'add-sort-order',
   'set-default-sort-order', 'upgrade-format-version', 'remove-schemas', 'remove-partition-specs', 'add-view-version']
@@ -194,26 +194,12 @@ function applyEdits (text: string, edits: Array<[number, string, number]>): Buff
   return Buffer.from(bytes)
 }
 
-/** Every value of a key that JSON-decodes to `action` in any letter case, anywhere in `v`. */
-function actionValues (v: unknown, out: unknown[] = []): unknown[] {
-  if (Array.isArray(v)) for (const x of v) actionValues(x, out)
-  else if (v !== null && typeof v === 'object') {
-    for (const [k, x] of Object.entries(v)) {
-      if (k.toLowerCase() === 'action') out.push(x)
-      actionValues(x, out)
-    }
-  }
-  return out
-}
-
 /** Same answer as the scan it replaced; and a skipped body is strict JSON with data actions alone. */
 function agrees (raw: Buffer): boolean {
   const now = needsGate(raw)
   if (now !== needsGateByParse(raw)) return false
   if (now) return true
-  const parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw)) as unknown
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return false
-  return actionValues(parsed).every(a => typeof a === 'string' && DATA_ACTIONS.has(a.toLowerCase()))
+  return onlyDataActions(raw)
 }
 
 t.test('agrees with the JSON.parse scan on generated bodies', async t => {

@@ -133,3 +133,24 @@ function isStrictJson (raw: Buffer): boolean {
     return false
   }
 }
+
+/**
+ * What a body that skips the gate must be: strict JSON, an object, and every value of a key that
+ * reads `action` in any letter case, at any depth, a data action.
+ */
+export function onlyDataActions (raw: Buffer): boolean {
+  const parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw)) as unknown
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return false
+  return actionValues(parsed).every(a => typeof a === 'string' && DATA_ACTIONS.has(a.toLowerCase()))
+}
+
+function actionValues (v: unknown, out: unknown[] = []): unknown[] {
+  if (Array.isArray(v)) for (const x of v) actionValues(x, out)
+  else if (v !== null && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) {
+      if (k.toLowerCase() === 'action') out.push(x)
+      actionValues(x, out)
+    }
+  }
+  return out
+}
