@@ -6,7 +6,8 @@
  * with wrk (or a Node fallback): small and 1 MB loadTable, a fast-path data commit, a gated
  * schema commit and a refused one. Every pair of targets is measured back to back in the same
  * run, because only ratios mean something on a shared machine. Then a memory check (200
- * concurrent 1 MB loads) and the evolution engine's benchmark (bench/engine.ts).
+ * concurrent 1 MB loads), the evolution engine's benchmark (bench/engine.ts) and the gate's parts
+ * in process (bench/gate-parts.ts).
  *
  * Writes bench/results/latest.md and latest.json; `--update-docs` also puts the table into
  * docs/performance.md. Settings: see lib/options.ts. Only 127.0.0.1 is ever contacted.
@@ -80,11 +81,11 @@ async function memoryCheck (o: Options, iceguard: Running, responseBytes: number
   return out
 }
 
-/** The evolution engine's own benchmark, written by its owner: run as it is, output kept. */
-function engineBench (): EngineRun | null {
-  const file = path.join(BENCH_DIR, 'engine.ts')
-  const command = 'node --import tsx bench/engine.ts'
-  if (!existsSync(file)) return { command, ok: false, output: 'bench/engine.ts does not exist yet' }
+/** An in-process benchmark (the evolution engine's, the gate's parts): run as it is, output kept. */
+function inProcessBench (name: string): EngineRun {
+  const file = path.join(BENCH_DIR, name)
+  const command = `node --import tsx bench/${name}`
+  if (!existsSync(file)) return { command, ok: false, output: `bench/${name} does not exist` }
   const r = spawnSync(process.execPath, ['--import', 'tsx', file], { cwd: PROJECT_DIR, encoding: 'utf8', timeout: 120_000, maxBuffer: 16 * MB })
   return { command, ok: r.status === 0, output: r.status === 0 ? r.stdout : `${r.stdout}\n${r.stderr}\n${r.error?.message ?? ''}` }
 }
@@ -146,6 +147,7 @@ async function main (): Promise<void> {
     upstream: {},
     memory: null,
     engine: null,
+    gateParts: null,
     verification: [],
     notes: [...o.notes]
   }
@@ -212,7 +214,9 @@ async function main (): Promise<void> {
   }
   if (o.engine) {
     log('bench: evolution engine benchmark (bench/engine.ts)')
-    report.engine = engineBench()
+    report.engine = inProcessBench('engine.ts')
+    log('bench: the gate\'s parts in process (bench/gate-parts.ts)')
+    report.gateParts = inProcessBench('gate-parts.ts')
   }
   report.elapsedS = (Date.now() - t0) / 1000
   const full: RunReport = { ...report, judgements: judge(report) }

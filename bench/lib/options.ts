@@ -11,7 +11,7 @@
  *                             processes to use < 10% of a core (shared machines)
  *   BENCH_MEMORY_CONNECTIONS=200 BENCH_MEMORY_ROUNDS=2 BENCH_MEMORY_SECONDS=3
  *   BENCH_ICEGUARD_CMD='…'    run another build of iceguard ({UPSTREAM} and {PORT} are replaced)
- *   flags: --quick (2 s cells, no engine benchmark), --no-engine, --no-memory,
+ *   flags: --quick (2 s cells, no in-process benchmarks), --no-engine (neither engine.ts nor gate-parts.ts), --no-memory,
  *          --update-docs (write the table into docs/performance.md), --out DIR
  */
 import os from 'node:os'

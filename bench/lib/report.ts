@@ -41,6 +41,8 @@ export interface RunReport {
   upstream: Record<string, UpstreamCount>
   memory: MemoryCheck | null
   engine: EngineRun | null
+  /** bench/gate-parts.ts: the gate's parts measured in process */
+  gateParts: EngineRun | null
   verification: string[]
   notes: string[]
   judgements: Judgement[]
@@ -70,8 +72,8 @@ export function judge (r: Omit<RunReport, 'judgements'>): Judgement[] {
       met: value === null ? null : kind === 'max' ? value <= limit : value >= limit
     })
   }
-  const reference = (target: string, value: number | null): void => {
-    out.push({ target, measured: value === null ? 'not measured' : `${f2(value)}×`, limit: '–', met: null, reference: true })
+  const reference = (target: string, value: number | null, unit = '×'): void => {
+    out.push({ target, measured: value === null ? 'not measured' : `${f2(value)}${unit}`, limit: '–', met: null, reference: true })
   }
   for (const [w, label] of [['load-small', 'small loadTable'], ['data-commit', 'fast-path commit'], ['load-large', '1 MB loadTable']] as const) {
     const ig = cell(r.cells, w, 'iceguard')
@@ -96,6 +98,16 @@ export function judge (r: Omit<RunReport, 'judgements'>): Judgement[] {
     ratio(cell(r.latency, 'schema-commit', 'iceguard')?.p50Ms, cell(r.latency, 'data-commit', 'iceguard')?.p50Ms))
   reference(`schema commit: p50 latency vs fast-path commit, ${r.settings.connections} connections`,
     ratio(schema?.p50Ms, cell(r.cells, 'data-commit', 'iceguard')?.p50Ms))
+  if (r.gateParts?.ok === true) {
+    // bench/gate-parts.ts prints "<what>  <µs>" rows; a row not found leaves the target unjudged.
+    const us = (label: string): number | null => {
+      const line = r.gateParts?.output.split('\n').find(l => l.startsWith(label))
+      const m = line === undefined ? null : /([\d.]+)\s*$/.exec(line)
+      return m === null ? null : Number(m[1]) / 1000
+    }
+    add('gate: typical base (50 columns, 20 schemas) parsed and validated, first read', us('base: bytes → TableMetadata, cold'), 1, 'max', ' ms')
+    reference('gate: the same base re-read after a commit changed its ETag', us('base: after a commit changed the ETag'), ' ms')
+  }
   if (r.engine?.ok === true) {
     // bench/engine.ts prints rows "fields  min-ms  median-ms …"; its owner decides the format,
     // so a row that is not found leaves the target unjudged rather than failing the run.
@@ -190,11 +202,12 @@ export function markdown (r: RunReport): string {
   L.push('', '### Targets', '', '| target | measured | limit | met |', '|---|--:|--:|---|')
   for (const j of r.judgements) L.push(`| ${j.target} | ${j.measured} | ${j.limit} | ${j.reference === true && j.measured !== 'not measured' ? 'for comparison' : j.met === null ? 'not measured' : j.met ? 'yes' : '**no**'} |`)
   if (r.verification.length > 0) L.push('', '**Verification problems** (measured anyway):', '', ...r.verification.map(v => `- ${v}`))
-  if (r.engine !== null) {
-    L.push('', `### Evolution engine (\`${r.engine.command}\`)`, '')
-    const out = r.engine.output.trim()
+  for (const [title, run] of [['Evolution engine', r.engine], ['Gate parts', r.gateParts]] as const) {
+    if (run === null) continue
+    L.push('', `### ${title} (\`${run.command}\`)`, '')
+    const out = run.output.trim()
     // A Markdown table is kept as it is; plain text is shown as printed.
-    if (r.engine.ok) L.push(out.startsWith('|') ? out : `\`\`\`text\n${out}\n\`\`\``)
+    if (run.ok) L.push(out.startsWith('|') ? out : `\`\`\`text\n${out}\n\`\`\``)
     else L.push(`Failed:\n\n\`\`\`text\n${out.slice(0, 4000)}\n\`\`\``)
   }
   return L.join('\n') + '\n'
