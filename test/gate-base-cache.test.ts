@@ -206,3 +206,107 @@ t.test('schema texts are bounded by tables and by characters, least recently use
   byChars.set('b', { texts: [], schemas: [], depths: [] })
   t.equal(byChars.get('b'), undefined, 'a read without schema texts replaces the entry with nothing')
 })
+
+t.test('a field repeating the one before it in the schema history is read once, with the same result', async t => {
+  const { default: fc } = await import('fast-check')
+  const { readBaseText } = await import('../src/gate/read-base.js')
+  const { readLoadAnswer } = await import('../src/gate/load-base.js')
+  const { createSchemaTexts } = await import('../src/gate/schema-texts.js')
+
+  // Field texts as an upstream writes them: long defaults as bare digits, docs with escapes,
+  // nested structs, and now and then a space the next schema's copy does not have.
+  const fieldText = fc.record({
+    name: fc.constantFrom('id', 'n', 'note', 'a\\"b', '\\u00e9t\\u00e9', 'x.y'),
+    type: fc.constantFrom('"long"', '"string"', '{"type":"struct","fields":[{"id":900,"name":"inner","required":false,"type":"int"}]}',
+      '{"type":"list","element-id":901,"element":{"type":"struct","fields":[{"id":902,"name":"deep","required":false,"type":"long"}]},"element-required":false}'),
+    big: fc.boolean(),
+    doc: fc.option(fc.constantFrom('plain', 'with \\"quotes\\" and \\\\ slashes', 'line\\nbreak'), { nil: undefined }),
+    space: fc.boolean()
+  })
+  const render = (id: number, f: { name: string, type: string, big: boolean, doc?: string, space: boolean }): string =>
+    `{"id":${id},${f.space ? ' ' : ''}"name":"${f.name}${id}","required":false,"type":${f.type}` +
+    `${f.big ? `,"initial-default":${BIG}` : ''}${f.doc === undefined ? '' : `,"doc":"${f.doc}"`}}`
+  // A history: each schema keeps the fields before it, some edited, and may add one.
+  const history = fc.tuple(fc.array(fieldText, { minLength: 1, maxLength: 6 }), fc.array(fc.tuple(fc.nat(8), fieldText, fc.boolean()), { maxLength: 6 }))
+    .map(([first, steps]) => {
+      const schemas: string[][] = [first.map((f, i) => render(i + 1, f))]
+      for (const [at, f, add] of steps) {
+        const prev = [...(schemas.at(-1) as string[])]
+        if (add) prev.push(render(prev.length + 1, f))
+        else prev[at % prev.length] = render((at % prev.length) + 1, f)
+        schemas.push(prev)
+      }
+      return schemas.map((fields, k) => `{"type":"struct","schema-id":${k},"fields":[${fields.join(',')}]}`)
+    })
+  const answer = (schemas: string[]): Buffer => Buffer.from(`{"metadata-location":"s3://m","metadata":{"format-version":3,` +
+    `"table-uuid":"9c12d441-03fe-4693-9a96-a0705ddf69c1","location":"s3://b/t","last-column-id":999,"current-schema-id":${schemas.length - 1},` +
+    `"schemas":[${schemas.join(',')}],"current-snapshot-id":${BIG},"refs":{"main":{"snapshot-id":${BIG},"type":"branch"}}},"config":{}}`)
+
+  /** Deepest nesting of a JSON text (brackets outside strings). */
+  const nesting = (text: string): number => {
+    let depth = 0
+    let max = 0
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i]
+      if (c === '"') {
+        i++
+        while (text[i] !== '"') i += text[i] === '\\' ? 2 : 1
+      } else if (c === '{' || c === '[') {
+        max = Math.max(max, ++depth)
+      } else if (c === '}' || c === ']') {
+        depth--
+      }
+    }
+    return max
+  }
+  let jumped = 0
+  fc.assert(fc.property(history, fc.integer({ min: 4, max: 12 }), (schemas, maxDepth) => {
+    const raw = answer(schemas)
+    // The plain reader (every byte scanned and parsed) is the oracle: same tree, same depth verdict.
+    const plain = parseUpstreamBody(raw, maxDepth)
+    const read = readBaseText(raw, undefined, maxDepth)
+    if (!plain.ok) return !read.ok && read.message === plain.message
+    if (!read.ok) return false
+    t.same(read.value, plain.value)
+    const schemasOf = (v: unknown): Array<{ fields: unknown[] }> => (v as { metadata: { schemas: Array<{ fields: unknown[] }> } }).metadata.schemas
+    for (let k = 1; k < schemas.length; k++) {
+      schemasOf(read.value)[k]?.fields.forEach((f, j) => { if (f === schemasOf(read.value)[k - 1]?.fields[j]) jumped++ })
+    }
+    // And through the model, with and without the texts of an earlier read.
+    const scratch = readLoadAnswer({ statusCode: 200, headers: {}, body: raw })
+    if (scratch.metadata !== undefined) {
+      // The texts kept for the next read know their nesting, jumped fields included.
+      const kept = createSchemaTexts()
+      readLoadAnswer({ statusCode: 200, headers: {}, body: raw }, { texts: kept, key: 't' })
+      t.same(kept.get('t')?.depths, schemas.map(nesting))
+    }
+    const texts = createSchemaTexts()
+    const reuse = { texts, key: 't' }
+    readLoadAnswer({ statusCode: 200, headers: {}, body: answer(schemas.slice(0, -1).length > 0 ? schemas.slice(0, -1) : schemas) }, reuse)
+    t.same(readLoadAnswer({ statusCode: 200, headers: {}, body: raw }, reuse), scratch)
+    return true
+  }), { numRuns: 300 })
+  t.ok(jumped > 0, `repeated fields were jumped over (${jumped} in all)`)
+
+  // A schema whose `fields` the scan cannot tell apart from another key: read as the plain reader reads it.
+  const f1 = `{"id":1,"name":"a","required":false,"type":"long"}`
+  const f2 = `{"id":2,"name":"b","required":false,"type":"long"}`
+  for (const [label, second] of [
+    ['a second "fields" key (JSON.parse keeps the last)', `{"type":"struct","schema-id":1,"fields":[${f1}],"fields":[${f2}]}`],
+    ['a "fields" key spelled with an escape', `{"type":"struct","schema-id":1,"fields":[${f1}],"fi\\u0065lds":[${f2}]}`]
+  ] as const) {
+    const raw = answer([`{"type":"struct","schema-id":0,"fields":[${f1}]}`, second])
+    const plain = parseUpstreamBody(raw)
+    const read = readBaseText(raw)
+    t.ok(plain.ok && read.ok, label)
+    if (plain.ok && read.ok) t.same(read.value, plain.value, label)
+  }
+
+  // The benchmark's shape: 20 schemas, each the last plus a column; long ids stay exact.
+  const cols = (n: number) => Array.from({ length: n }, (_, i) => `{"id":${i + 1},"name":"c${i + 1}","required":false,"type":"long","write-default":${BIG}}`)
+  const twenty = Array.from({ length: 20 }, (_, k) => `{"type":"struct","schema-id":${k},"fields":[${cols(k + 3).join(',')}]}`)
+  const read = readLoadAnswer({ statusCode: 200, headers: {}, body: answer(twenty) })
+  t.equal(read.metadata?.schemas.length, 20)
+  t.same(read.metadata?.schemas.map(s => String(s.struct.fields[0]?.writeDefault)), Array(20).fill(BIG), 'a long default in a repeated field is exact in every schema')
+  t.equal(read.metadata?.refs.main, BIG, 'the 64-bit snapshot id 3055729675574597004 is exact')
+})

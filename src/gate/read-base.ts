@@ -9,6 +9,12 @@
  * JSON is still refused with the parser's own message; a reused text is one that parsed as a
  * complete value before, and putting one value in place of another keeps the rest of the text
  * exactly as valid or invalid as it was. The depth bound counts a reused text's own nesting.
+ *
+ * Within one answer, a top-level field of a schema whose text is the same as the field at the same
+ * position of the schema before it (a table's history repeats its columns schema after schema) is
+ * not scanned or parsed again either: it is jumped over like a reused schema, and after the parse
+ * its place in the tree gets the very JSON object parsed for the earlier one (the tree is only read).
+ * On a first read of a table with 20 schemas of history that is most of the answer.
  */
 import { LosslessNumber, parse } from 'lossless-json'
 import type { Schema } from '../iceberg/types.js'
@@ -62,6 +68,11 @@ export function readBaseText (raw: Buffer, known?: KnownSchemas, maxDepth = 4 * 
       rest += text.slice(from)
       value = JSON.parse(rest)
       if (marks > 0) value = reviveMarks(value, marks)
+      if (scanned.fills.length > 0 && !fillFields(value, scanned.fills)) {
+        // Cannot happen for a text the scan followed; if it did, the slow reader, nothing reused.
+        value = parse(text, null, (s: string) => new LosslessNumber(s))
+        reused = NONE
+      }
     }
   } catch (err) {
     return { ok: false, message: `Cannot read upstream answer: invalid JSON: ${nativeMessage(text, err)}` }
@@ -89,10 +100,16 @@ export function readBaseText (raw: Buffer, known?: KnownSchemas, maxDepth = 4 * 
 /** Kinds of edit made to the text before `JSON.parse`. */
 const MARK = 0
 const REUSE = 1
+const REUSE_FIELD = 2
 /** What an open container is to the scan. */
 const OTHER = 0
 const METADATA = 1
 const SCHEMAS = 2
+/** The `fields` key of a schema (only the scan's key role). */
+const FIELDS = 3
+/** Where the scan's levels are: inside a schema element, its `fields` array, inside a field. */
+const IN_SCHEMA = 4
+const IN_FIELDS = 5
 
 const AMBIGUOUS = 1
 
@@ -105,12 +122,22 @@ interface Element {
 }
 
 interface Scan {
-  /** `start, end, kind` triples in text order: a long integer to mark, or a reused schema. */
+  /** `start, end, kind` triples in text order: a long integer to mark, a reused schema or field. */
   readonly edits: number[]
   readonly marks: number
   readonly reused: ReadonlyMap<number, Schema>
   /** `metadata.schemas` elements by index (objects only). */
   readonly elements: Array<Element | undefined>
+  /** `schema, field, from schema, from field` quadruples: a field jumped over, and the one it repeats. */
+  readonly fills: number[]
+}
+
+/** A top-level field of the schema element scanned last: its text, nesting, and where it was parsed. */
+interface FieldText {
+  readonly text: string
+  readonly depth: number
+  readonly schema: number
+  readonly field: number
 }
 
 /**
@@ -123,6 +150,7 @@ function scanAnswer (text: string, maxDepth: number, known: KnownSchemas | undef
   const edits: number[] = []
   const elements: Array<Element | undefined> = []
   const reused = new Map<number, Schema>()
+  const fills: number[] = []
   let marks = 0
   // Per open container: whether it is an object, and what it is to the scan.
   const isObject: boolean[] = []
@@ -138,6 +166,15 @@ function scanAnswer (text: string, maxDepth: number, known: KnownSchemas | undef
   let elementBase = 0
   let elementMax = 0
   let elementIndex = 0
+  /** In the element being scanned: its `fields` keys, whether its `fields` array is open, the field's index. */
+  let fieldsKeys = 0
+  let inFields = false
+  let fieldIndex = 0
+  /** The field being scanned (its start, the deepest level inside), the element's fields so far, the last element's. */
+  let fieldStart = -1
+  let fieldMax = 0
+  let fields: Array<FieldText | undefined> = []
+  let previous: Array<FieldText | undefined> = []
   const n = text.length
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i)
@@ -147,15 +184,19 @@ function scanAnswer (text: string, maxDepth: number, known: KnownSchemas | undef
       if (expectKey) {
         expectKey = false
         if (!track) continue
-        // Only keys at the two top levels matter, spelled without escapes (a key spelled with
-        // one is a different text; JSON.parse would then see two keys of one name: ambiguous).
+        // Only keys at the two top levels and a schema's own keys matter, spelled without escapes
+        // (a key spelled with one is a different text; JSON.parse would then see two keys of one
+        // name: ambiguous).
         if (depth === 1 && i - start === 9 && text.startsWith('metadata"', start + 1)) {
           keyRole = METADATA
           if (++metadataKeys > 1) return AMBIGUOUS
         } else if (depth === 2 && role[1] === METADATA && i - start === 8 && text.startsWith('schemas"', start + 1)) {
           keyRole = SCHEMAS
           if (++schemasKeys > 1) return AMBIGUOUS
-        } else if (depth <= 2 && hasEscape(text, start, i)) {
+        } else if (depth === IN_SCHEMA && elementStart >= 0 && i - start === 7 && text.startsWith('fields"', start + 1)) {
+          keyRole = FIELDS
+          if (++fieldsKeys > 1) return AMBIGUOUS
+        } else if ((depth <= 2 || (depth === IN_SCHEMA && elementStart >= 0)) && hasEscape(text, start, i)) {
           return AMBIGUOUS
         }
       } else {
@@ -177,21 +218,53 @@ function scanAnswer (text: string, maxDepth: number, known: KnownSchemas | undef
           edits.push(i, i + len, REUSE)
           reused.set(elementIndex, known.schemas[hit] as Schema)
           elements[elementIndex] = { start: i, end: i + len, depth: known.depths[hit] as number, text: hitText }
+          // Its fields are not in the tree: nothing after it can repeat them.
+          previous = []
           i += len - 1
           continue
         }
         elementStart = i
         elementBase = depth
         elementMax = depth + 1
+        expectKey = track
+        fieldsKeys = 0
+        fields = []
+      } else if (depth === IN_SCHEMA && c === 0x5b && elementStart >= 0 && keyRole === FIELDS) {
+        inFields = true
+        fieldIndex = 0
+      } else if (depth === IN_FIELDS && c === 0x7b && inFields) {
+        const last = previous[fieldIndex]
+        if (last !== undefined && text.slice(i, i + last.text.length) === last.text) {
+          // The same field as the last schema's at this position: jumped over, filled in after the
+          // parse. It sits as deep as the one it repeats, which passed the depth bound in this scan.
+          const len = last.text.length
+          edits.push(i, i + len, REUSE_FIELD)
+          fills.push(elementIndex, fieldIndex, last.schema, last.field)
+          fields[fieldIndex] = last
+          if (depth + last.depth > elementMax) elementMax = depth + last.depth
+          keyRole = OTHER
+          i += len - 1
+          continue
+        }
+        fieldStart = i
+        fieldMax = depth + 1
       }
       if (depth >= maxDepth) return `nesting deeper than ${maxDepth} levels`
       depth++
       if (depth > elementMax) elementMax = depth
+      if (depth > fieldMax) fieldMax = depth
     } else if (c === 0x7d || c === 0x5d) { // } ]
       if (depth > 0) depth--
+      if (fieldStart >= 0 && depth === IN_FIELDS) {
+        fields[fieldIndex] = { text: text.slice(fieldStart, i + 1), depth: fieldMax - IN_FIELDS, schema: elementIndex, field: fieldIndex }
+        fieldStart = -1
+      } else if (inFields && depth === IN_SCHEMA) {
+        inFields = false
+      }
       if (elementStart >= 0 && depth === elementBase) {
         elements[elementIndex] = { start: elementStart, end: i + 1, depth: elementMax - elementBase }
         elementStart = -1
+        previous = fields
       }
       expectKey = false
       keyRole = OTHER
@@ -199,6 +272,10 @@ function scanAnswer (text: string, maxDepth: number, known: KnownSchemas | undef
       if (depth <= 3) {
         if (depth === 3 && role[2] === SCHEMAS) elementIndex++
         expectKey = depth <= 2 && isObject[depth - 1] === true
+      } else if (depth === IN_SCHEMA && elementStart >= 0) {
+        expectKey = track
+      } else if (depth === IN_FIELDS && inFields) {
+        fieldIndex++
       }
       keyRole = OTHER
     } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) { // a number token
@@ -212,7 +289,31 @@ function scanAnswer (text: string, maxDepth: number, known: KnownSchemas | undef
       i--
     }
   }
-  return { edits, marks, reused, elements }
+  return { edits, marks, reused, elements, fills }
+}
+
+/**
+ * Puts each jumped-over field back: the JSON object parsed for the field it repeats, at its place
+ * in `metadata.schemas[s].fields`. Fills come in text order, so a field's source is always in place
+ * before it is used. False when the tree is not shaped as the scan saw it.
+ */
+function fillFields (value: unknown, fills: readonly number[]): boolean {
+  const schemas = (value as { metadata?: { schemas?: unknown } } | null)?.metadata?.schemas
+  if (!Array.isArray(schemas)) return false
+  const fieldsOf = (k: number): unknown[] | undefined => {
+    const element: unknown = schemas[k]
+    const list = typeof element === 'object' && element !== null ? (element as { fields?: unknown }).fields : undefined
+    return Array.isArray(list) ? list : undefined
+  }
+  for (let f = 0; f < fills.length; f += 4) {
+    const into = fieldsOf(fills[f] as number)
+    const from = fieldsOf(fills[f + 2] as number)
+    const j = fills[f + 1] as number
+    const source: unknown = from?.[fills[f + 3] as number]
+    if (into === undefined || into[j] !== 0 || typeof source !== 'object' || source === null) return false
+    into[j] = source
+  }
+  return true
 }
 
 /** Index of the known text found at `at`, the one at `index` tried first; -1 when none is there. */
