@@ -10,6 +10,7 @@ import http from 'node:http'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Config } from './config.js'
 import { answerClientError } from './http/client-error.js'
+import { canonicalUrl } from './http/request-state.js'
 import { createFrontDoor } from './http/front-door.js'
 import { FastLane, fastLaneUnsupported } from './http/fast-lane/index.js'
 import errorHandler, { sendGateError } from './plugins/error-handler.js'
@@ -96,6 +97,9 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     frameworkErrors: (err, _request, reply) => {
       void sendGateError(reply, new GateError(ERRORS.BAD_REQUEST, `Malformed request target: ${err.message}`))
     },
+    // Routes see the canonical target the triage chose (src/http/classify.ts); the front door has
+    // set it already on a listening server, and this keeps `app.inject` the same.
+    rewriteUrl: (req) => canonicalUrl(req),
     // The gate reads commit bodies itself; Fastify's default of 1 MiB would be the wrong limit.
     serverFactory: (handler) => {
       const server = http.createServer({ keepAliveTimeout: config.keepAliveTimeout }, createFrontDoor({

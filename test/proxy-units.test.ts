@@ -2,7 +2,6 @@ import t from 'tap'
 import fc from 'fast-check'
 import { ConfigError, DEFAULTS, loadConfig, parseBytes, withUpstreamUrl } from '../src/config.js'
 import { ERRORS, GateError, renderError, upstreamError } from '../src/errors.js'
-import { classifyRequest, decodeNamespace, decodeSegment } from '../src/http/classify.js'
 import { DATA_ACTIONS, hasContentCoding, needsGate } from '../src/http/commit-scan.js'
 import { rewriteCatalogConfig } from '../src/http/catalog-config.js'
 import { forwardRequestHeaders, headersToObject, relayResponseHeaders } from '../src/upstream/headers.js'
@@ -119,67 +118,6 @@ t.test('errors', async (t) => {
     t.equal(upstreamError(reset, true, true, 1).icebergType, 'CommitStateUnknownException')
     t.equal(upstreamError(reset, true, false, 1).icebergType, 'BadGatewayException')
     t.same(upstreamError(reset, true, false, 1).headers, {})
-  })
-})
-
-t.test('classifyRequest', async (t) => {
-  const cases: Array<[string, string, string, Record<string, unknown>?]> = [
-    ['GET', '/v1/config', 'config'],
-    ['GET', '/v1/config?warehouse=my+wh', 'config'],
-    ['GET', '/v1//config', 'config'],
-    ['POST', '/v1/config', 'passthrough'],
-    ['GET', '/v1/namespaces/db/tables/t', 'passthrough'],
-    ['POST', '/v1/namespaces/db/tables/t', 'update-table', { namespace: ['db'], table: 't', prefix: undefined }],
-    ['POST', '/v1/cat/namespaces/db/tables/t', 'update-table', { namespace: ['db'], table: 't', prefix: 'cat' }],
-    ['POST', '/v1/my%20wh/namespaces/a%1Fb%20c/tables/x+y?x=1', 'update-table', { namespace: ['a', 'b c'], table: 'x y', prefix: 'my wh' }],
-    ['POST', '/v1/namespaces/a%1fb/tables/x%2Fy', 'update-table', { namespace: ['a', 'b'], table: 'x/y' }],
-    ['POST', '/v1/namespaces/db/tables/t/', 'update-table', { table: 't' }],
-    ['POST', '/v1/namespaces//db/tables/t', 'update-table', { table: 't' }],
-    ['POST', '/v1/x/../namespaces/db/tables/t', 'update-table', { table: 't', prefix: undefined }],
-    ['POST', '/v1/x/%2e%2E/namespaces/db/tables/t', 'update-table', { table: 't' }],
-    ['POST', '/v1/namespaces/db/tables/t;jsessionid=1', 'update-table', { table: 't' }],
-    ['POST', '/v1/transactions/commit', 'transaction'],
-    ['POST', '/v1/p/transactions/commit', 'transaction', { prefix: 'p' }],
-    ['POST', '/v1/namespaces/db/tables', 'create-table', { namespace: ['db'] }],
-    ['POST', '/v1/p/namespaces/db/tables', 'create-table', { namespace: ['db'], prefix: 'p' }],
-    ['POST', '/v1/namespaces/db/register', 'register-table'],
-    ['POST', '/v1/namespaces/db/views', 'create-view'],
-    ['POST', '/v1/p/namespaces/db/views/v', 'update-view', { table: 'v', prefix: 'p' }],
-    ['POST', '/v1/namespaces', 'passthrough'],
-    ['POST', '/v1/p/namespaces', 'passthrough'],
-    ['POST', '/v1/namespaces/db/properties', 'passthrough'],
-    ['POST', '/v1/tables/rename', 'passthrough'],
-    ['POST', '/v1/namespaces/db/tables/t/metrics', 'passthrough'],
-    ['POST', '/v1/namespaces/db/tables/t/plan', 'passthrough'],
-    ['POST', '/v1/oauth/tokens', 'passthrough'],
-    ['POST', '/v1/namespaces/namespaces/tables', 'create-table', { namespace: ['namespaces'] }],
-    ['POST', '/v1/namespaces/namespaces/db/tables', 'create-table', { namespace: ['db'], prefix: 'namespaces' }],
-    ['DELETE', '/v1/namespaces/db/tables/t', 'passthrough'],
-    ['HEAD', '/v1/namespaces/db/tables/t', 'passthrough'],
-    ['POST', '/admin/v1/validate', 'passthrough'],
-    ['POST', '/v2/namespaces/db/tables/t', 'passthrough']
-  ]
-  for (const [method, path, kind, extra] of cases) {
-    const got = classifyRequest(method, path)
-    t.equal(got.kind, kind, `${method} ${path} is ${kind}`)
-    if (extra !== undefined) {
-      for (const [k, v] of Object.entries(extra)) t.same((got as unknown as Record<string, unknown>)[k], v, `${method} ${path}: ${k}`)
-    }
-  }
-
-  t.test('decoding: + and %20 both mean space; malformed escapes kept', async (t) => {
-    t.equal(decodeSegment('a+b'), 'a b')
-    t.equal(decodeSegment('a%20b'), 'a b')
-    t.equal(decodeSegment('a%2Bb'), 'a+b')
-    t.equal(decodeSegment('bad%zz'), 'bad%zz')
-    t.same(decodeNamespace('a%1Fb%1Fc'), ['a', 'b', 'c'])
-    t.same(decodeNamespace('a\x1fb'), ['a', 'b'])
-  })
-
-  t.test('never throws on arbitrary paths', async (t) => {
-    t.doesNotThrow(() => fc.assert(fc.property(fc.constantFrom('GET', 'POST', 'PUT'), fc.string(), (m, p) => {
-      classifyRequest(m, '/v1/' + p)
-    })))
   })
 })
 

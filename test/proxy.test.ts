@@ -227,7 +227,7 @@ t.test('against a recording upstream', async (t) => {
     t.equal(gunzipSync(zipped.body).toString(), '{"metadata":{}}')
     const large = await rawRequest(`${proxy.url}/v1/namespaces/db/tables/big`)
     t.ok(large.body.equals(big), '1 MiB streamed intact')
-    for (const path of ['/v1/namespaces/db/tables/conflict', '/v1/namespaces/db']) {
+    for (const path of ['/v1/namespaces/db/tables/conflict', '/v1/namespaces/db/properties']) {
       const err = await rawRequest(proxy.url + path, { method: 'POST', body: '{"updates":[{"action":"set-properties","updates":{}}]}' })
       t.equal(err.status, 409)
       t.equal(err.headers['x-upstream'], 'yes')

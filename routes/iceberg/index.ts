@@ -1,8 +1,10 @@
 /**
  * The Iceberg REST surface as Fastify sees it. In production the front door
- * (src/http/front-door.ts) streams pass-through calls before Fastify is involved, so these routes
- * mostly serve `/v1/config` and the writes; the catch-all also keeps every `/v1/**` call correct
- * when requests arrive another way (`app.inject`).
+ * (src/http/front-door.ts) streams pass-through calls and refuses what the triage refuses
+ * (src/http/classify.ts) before Fastify is involved, so these routes mostly serve `/v1/config` and
+ * the writes; the catch-all also keeps every `/v1/**` call correct when requests arrive another
+ * way (`app.inject`): the same triage, the same refusals, the same canonical target (Fastify's
+ * `rewriteUrl`, src/app.ts).
  *
  * Bodies: the content-type parser reads only writes (bounded by --body-limit, any content type,
  * bytes kept as received); for any other call the body stream is left untouched for the forwarder.
@@ -12,7 +14,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type {} from '@fastify/swagger'
 import { WRITE_KINDS } from '../../src/http/classify.js'
 import { readBody } from '../../src/http/read-body.js'
-import { unsafePathReason } from '../../src/http/path-safety.js'
 import { ERRORS, GateError } from '../../src/errors.js'
 import { preReadBody, routeOf } from '../../src/http/request-state.js'
 import { serveConfig } from './config.js'
@@ -43,16 +44,18 @@ export default async function iceberg (app: FastifyInstance): Promise<void> {
     readBody(payload, request.headers['content-length'], bodyLimit, (err, body) => done(err, body))
   })
 
-  // Before any body is read or byte forwarded: a dot segment could resolve outside the upstream's base path.
+  // Before any body is read or byte forwarded: what the triage refuses is answered here.
   app.addHook('onRequest', async (request) => {
-    const reason = unsafePathReason(request.raw.url ?? request.url)
-    if (reason !== undefined) throw new GateError(ERRORS.BAD_REQUEST, `Cannot forward ${request.method} request: ${reason}`)
+    const route = routeOf(request.raw)
+    if (route.kind === 'refused') throw new GateError(ERRORS.BAD_REQUEST, route.message ?? 'Cannot forward the request')
   })
 
   app.get('/v1/config', { schema: { hide: true } }, serveConfig)
 
   app.all('/v1/*', { schema: { hide: true } }, async (request: FastifyRequest, reply: FastifyReply) => {
     const route = routeOf(request.raw)
+    // Not an Iceberg REST target once classified (never forwarded): iceguard's own 404.
+    if (route.kind === 'local') throw new GateError(ERRORS.NOT_FOUND, `No route for ${request.method} ${request.url.split('?')[0] ?? '/'}`)
     if (route.kind === 'config') return serveConfig(request, reply)
     if (WRITE_KINDS.has(route.kind)) {
       const body = Buffer.isBuffer(request.body) ? request.body : preReadBody(request.raw) ?? Buffer.alloc(0)

@@ -14,7 +14,7 @@ export interface AuditRecord {
   readonly requestId: string
   /** Non-secret identity of the caller, when the request carries one. */
   readonly principal?: string
-  /** `kind` as classified: update-table, transaction, create-table, register-table, update-view, create-view. */
+  /** `kind` as classified: update-table, transaction, create-table, register-table, update-view, create-view, register-view. */
   readonly kind: string
   /** Dotted identifiers (`ns1.ns2.table`); several for a transaction. */
   readonly tables: readonly string[]

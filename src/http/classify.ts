@@ -1,118 +1,283 @@
 /**
- * Names what an Iceberg REST request is, from its method and raw path, without a router.
+ * Triage of every request, written once and called by both transports (the fast lane and the
+ * node:http front door, which hands its result to Fastify): what the request is, what target is
+ * forwarded for it, or why it is refused with nothing forwarded.
  *
- * The `{prefix}` segment is optional (REST spec: "An optional prefix in the path"; the Java client
- * drops it when no prefix is configured), so both `/v1/namespaces/…` and `/v1/<prefix>/namespaces/…`
- * are tried. Classification errs towards the gate: empty segments, dot segments and `;` path
- * parameters are normalised the way servlet and JAX-RS servers do before matching, so a write
- * cannot slip past as pass-through by dressing its path. Nothing is rejected here.
+ * 1. A target whose first segment is not `v1` (after decoding, ignoring case) is iceguard's own
+ *    (`local`: health, admin, docs); Fastify answers it and nothing is forwarded.
+ * 2. The target is made canonical (src/http/request-target.ts) or refused.
+ * 3. The path is matched against the route table (src/http/rest-routes.ts) the way the most lenient
+ *    catalog would: route words ignoring case (the REST fixture's `equalsIgnoreCase`), with and
+ *    without the optional `{prefix}` segment.
+ * 4. Deny by default: a request with a write method (anything but GET and HEAD) is a `gate` route,
+ *    a `pass` route, or refused. A GET or HEAD carrying a body is refused: a catalog could read it.
+ *
+ * The target forwarded is the canonical one, route words lower-cased, whenever it differs from the
+ * one received, so the upstream routes exactly what was judged here (docs/security.md). When it is
+ * already canonical (every real client's request) the received string itself is forwarded.
  */
+import { canonicalTarget, printable } from './request-target.js'
+import { REST_ROUTES, type GatedKind, type RestRoute } from './rest-routes.js'
+
+export type { GatedKind } from './rest-routes.js'
 
 export type RouteKind =
+  | GatedKind
   | 'config'
-  | 'update-table'
-  | 'transaction'
-  | 'create-table'
-  | 'register-table'
-  | 'update-view'
-  | 'create-view'
+  /** Forwarded unjudged: a read, or a write route known to be safe. */
   | 'passthrough'
+  /** Answered with a 400 ErrorModel; nothing is forwarded. */
+  | 'refused'
+  /** Not an Iceberg REST call (iceguard's own routes): Fastify's to answer, never forwarded. */
+  | 'local'
 
 export interface ClassifiedRequest {
   readonly kind: RouteKind
-  /** Decoded `{prefix}` when the path carries one. */
+  /** The target (path and query) to forward; for `local` and `refused`, the one received. */
+  readonly target: string
+  /** The route's operationId, when the path is one the table knows. */
+  readonly operationId?: string
+  /** Decoded `{prefix}`, when the path has one (gated kinds). */
   readonly prefix?: string
-  /** Decoded namespace levels (empty for config, transactions and pass-through). */
-  readonly namespace: string[]
-  /** Decoded table or view name for update-table / update-view. */
+  /** Decoded namespace levels (gated kinds that name a namespace). */
+  readonly namespace: readonly string[]
+  /** Decoded table or view name (update-table, update-view). */
   readonly table?: string
+  /** Why a `refused` request is refused: the ErrorModel's message. */
+  readonly message?: string
 }
 
 /** The kinds that carry a body the gate may need to read. */
 export const WRITE_KINDS: ReadonlySet<RouteKind> = new Set<RouteKind>([
-  'update-table', 'transaction', 'create-table', 'register-table', 'update-view', 'create-view'
+  'update-table', 'transaction', 'create-table', 'register-table', 'update-view', 'create-view', 'register-view'
 ])
 
-/** The classification of every request the gate never looks at (shared, frozen). */
-export const PASSTHROUGH: ClassifiedRequest = Object.freeze({ kind: 'passthrough', namespace: [] }) as ClassifiedRequest
-const ROOTS = new Set(['namespaces', 'transactions', 'tables', 'views', 'config', 'oauth'])
+const NONE: readonly string[] = Object.freeze([])
 
-/**
- * `rawPath` is the request target as received (path and query), with any upstream base path
- * already absent. Cheap for the common case: only POST and `GET /v1/config` are inspected.
- */
-export function classifyRequest (method: string, rawPath: string): ClassifiedRequest {
-  if (method !== 'POST' && method !== 'GET') return PASSTHROUGH
-  const q = rawPath.indexOf('?')
-  const path = q === -1 ? rawPath : rawPath.slice(0, q)
-  if (method === 'GET') {
-    return path === '/v1/config' || normalise(path).join('/') === 'v1/config' ? { kind: 'config', namespace: [] } : PASSTHROUGH
-  }
-  const segs = normalise(path)
-  if (segs[0] !== 'v1') return PASSTHROUGH
-  const rest = segs.slice(1)
-  const direct = ROOTS.has(rest[0] ?? '') ? matchWrite(rest) : undefined
-  if (direct !== undefined) return direct
-  if (rest.length > 1) {
-    const prefixed = matchWrite(rest.slice(1))
-    if (prefixed !== undefined) return { ...prefixed, prefix: decodeSegment(rest[0] ?? '') }
-  }
-  return PASSTHROUGH
+interface Word {
+  /** The route word, lower case; absent for a variable segment. */
+  readonly literal?: string
+  /** The variable's name (`namespace`, `table`, `view`, …). */
+  readonly variable?: string
 }
 
-function matchWrite (r: readonly string[]): ClassifiedRequest | undefined {
-  if (r[0] === 'transactions') {
-    return r.length === 2 && r[1] === 'commit' ? { kind: 'transaction', namespace: [] } : undefined
-  }
-  if (r[0] !== 'namespaces' || r[1] === undefined) return undefined
-  const namespace = decodeNamespace(r[1])
-  if (r.length === 3) {
-    if (r[2] === 'tables') return { kind: 'create-table', namespace }
-    if (r[2] === 'register') return { kind: 'register-table', namespace }
-    if (r[2] === 'views') return { kind: 'create-view', namespace }
-  } else if (r.length === 4 && r[3] !== undefined) {
-    if (r[2] === 'tables') return { kind: 'update-table', namespace, table: decodeSegment(r[3]) }
-    if (r[2] === 'views') return { kind: 'update-view', namespace, table: decodeSegment(r[3]) }
-  }
-  return undefined
+interface CompiledRoute {
+  readonly route: RestRoute
+  /** Segments after `v1` (and after `{prefix}`, which is not among them). */
+  readonly words: readonly Word[]
+  readonly prefixed: boolean
+}
+
+function compile (route: RestRoute): CompiledRoute {
+  const parts = route.path.split('/').slice(2)
+  const prefixed = parts[0] === '{prefix}'
+  const words = (prefixed ? parts.slice(1) : parts).map((p): Word => p.startsWith('{') ? { variable: p.slice(1, -1) } : { literal: p })
+  return { route, words, prefixed }
+}
+
+const BY_METHOD = new Map<string, CompiledRoute[]>()
+for (const route of REST_ROUTES) {
+  const list = BY_METHOD.get(route.method) ?? []
+  list.push(compile(route))
+  BY_METHOD.set(route.method, list)
+}
+/** More segments than any route has: no match, without looking further. */
+const MAX_WORDS = Math.max(...REST_ROUTES.map(r => r.path.split('/').length))
+
+/** Whether `method` can change anything at a catalog: everything but GET and HEAD. */
+export function isWriteMethod (method: string): boolean {
+  return method !== 'GET' && method !== 'HEAD'
 }
 
 /**
- * Splits a path into segments the way servers match them: empty segments dropped (`//`, trailing
- * `/`), `;params` cut off, `.`/`..` (also percent-encoded) resolved.
+ * Classifies a request from its method and target as received (path and query, any upstream base
+ * path absent). `hasBody`: the request carries a body (Content-Length > 0 or Transfer-Encoding).
  */
-function normalise (path: string): string[] {
-  const out: string[] = []
-  for (const part of path.split('/')) {
-    const semi = part.indexOf(';')
-    const seg = semi === -1 ? part : part.slice(0, semi)
-    if (seg === '') continue
-    const dots = seg.length <= 6 ? seg.toLowerCase().replaceAll('%2e', '.') : seg
-    if (dots === '.') continue
-    if (dots === '..') {
-      out.pop()
-      continue
+export function classifyRequest (method: string, raw: string, hasBody = false): ClassifiedRequest {
+  if (raw.charCodeAt(0) !== 0x2f) return refused(method, raw, 'the request target is not an absolute path (origin form)')
+  if (!isRestTarget(raw)) return { kind: 'local', target: raw, namespace: NONE }
+  const canonical = canonicalTarget(raw)
+  if (typeof canonical !== 'string') return refused(method, raw, `the request target ${canonical.refused}`)
+  const write = isWriteMethod(method)
+  if (!write && hasBody) return refused(method, raw, `a ${method} request must not carry a body (a catalog could read it)`)
+
+  const q = canonical.indexOf('?')
+  const pathEnd = q === -1 ? canonical.length : q
+  // Segments after `/v1/`: the canonical path has no empty segment, so each `/` starts one.
+  let count = 0
+  for (let i = 3; i !== -1 && i < pathEnd; i = canonical.indexOf('/', i + 1)) count++
+  const routes = count < MAX_WORDS ? BY_METHOD.get(method) : undefined
+  let plain: CompiledRoute | undefined
+  let prefixed: CompiledRoute | undefined
+  if (routes !== undefined) {
+    for (const r of routes) {
+      if (plain === undefined && r.words.length === count && wordsMatch(canonical, pathEnd, r.words, 0)) plain = r
+      if (prefixed === undefined && r.prefixed && r.words.length === count - 1 && wordsMatch(canonical, pathEnd, r.words, 1)) prefixed = r
     }
-    out.push(seg)
   }
-  return out
+  if (plain !== undefined && prefixed !== undefined && write) {
+    // Two routes in one path (a prefix or namespace spelled like a route word): which one the
+    // catalog applies depends on whether it has a prefix. Refused rather than guessed.
+    return refused(method, raw, `the path reads as ${plain.route.operationId} without a prefix and as ${prefixed.route.operationId} with prefix ` +
+      `"${printable(segment(canonical, 0))}"; iceguard cannot tell which the catalog would apply`)
+  }
+  const match = plain ?? prefixed
+  if (match === undefined) {
+    if (write) {
+      return refused(method, raw, 'not a route of the Iceberg REST API, and iceguard refuses the writes it does not recognise')
+    }
+    return { kind: 'passthrough', target: lowerWords(canonical, pathEnd, undefined, 0), namespace: NONE }
+  }
+  const offset = match === plain ? 0 : 1
+  const target = lowerWords(canonical, pathEnd, match.words, offset)
+  const { route } = match
+  switch (route.treatment) {
+    case 'config':
+      return { kind: 'config', target, operationId: route.operationId, namespace: NONE }
+    case 'read':
+    case 'pass':
+      return { kind: 'passthrough', target, operationId: route.operationId, namespace: NONE }
+    case 'gate':
+      return gated(method, raw, target, match, offset)
+  }
+}
+
+/** The identifiers of a gated write, decoded, or a refusal when they could be read two ways. */
+function gated (method: string, raw: string, target: string, match: CompiledRoute, offset: number): ClassifiedRequest {
+  const kind = match.route.kind as GatedKind
+  let prefix: string | undefined
+  let namespace: readonly string[] = NONE
+  let table: string | undefined
+  const names: Array<[string, string]> = []
+  if (offset === 1) names.push(['prefix', segment(target, 0)])
+  match.words.forEach((w, i) => { if (w.variable !== undefined) names.push([w.variable, segment(target, i + offset)]) })
+  for (const [name, text] of names) {
+    // The REST fixture form-decodes a segment (`+` is a space); JAX-RS `@PathParam` and axum `Path`
+    // do not (`+` stays a plus). The gate must judge the table the catalog writes: refused.
+    if (text.includes('+')) {
+      return refused(method, raw, `"+" in the ${name} segment ("${printable(text)}") is ambiguous: some catalogs read it as a space, others as a plus; ` +
+        'spell a space as %20 and a plus as %2B')
+    }
+    const value = decodePathSegment(text)
+    if (value === undefined) return refused(method, raw, `the ${name} segment ("${printable(text)}") does not decode to UTF-8 text`)
+    if (name === 'prefix') prefix = value
+    else if (name === 'namespace') namespace = value.split('\x1f')
+    else table = value
+  }
+  return {
+    kind,
+    target,
+    operationId: match.route.operationId,
+    ...(prefix !== undefined && { prefix }),
+    namespace,
+    ...(table !== undefined && { table })
+  }
+}
+
+function refused (method: string, raw: string, detail: string): ClassifiedRequest {
+  const q = raw.indexOf('?')
+  const path = printable(q === -1 ? raw : raw.slice(0, q))
+  return { kind: 'refused', target: raw, namespace: NONE, message: `Cannot forward ${method} ${path}: ${detail}; nothing was forwarded` }
 }
 
 /**
- * Form decoding as the Java reference server does (`URLDecoder`): `+` and `%20` are both a space.
- * A malformed escape leaves the segment as it came (the upstream will judge it).
+ * Whether the first segment is `v1` once decoded and compared ignoring case, as the REST fixture
+ * and Quarkus would route it (`/V1/`, `/v%31/`), or the target starts with `//` (which Vert.x
+ * collapses): such targets are the Iceberg REST API's, and canonicalised or refused.
  */
-export function decodeSegment (segment: string): string {
-  const plus = segment.includes('+') ? segment.replaceAll('+', ' ') : segment
-  if (!plus.includes('%')) return plus
-  try {
-    return decodeURIComponent(plus)
-  } catch {
-    return plus
+function isRestTarget (raw: string): boolean {
+  if (raw.startsWith('/v1/')) return true
+  const c1 = raw.charCodeAt(1)
+  if (c1 === 0x2f) return true
+  let i = 1
+  let word = ''
+  while (i < raw.length && word.length <= 2) {
+    const c = raw.charCodeAt(i)
+    if (c === 0x2f || c === 0x3f || c === 0x23 || c === 0x3b) break
+    if (c === 0x25 && i + 2 < raw.length) {
+      word += String.fromCharCode(parseInt(raw.slice(i + 1, i + 3), 16) || 0)
+      i += 3
+    } else {
+      word += raw[i]
+      i++
+    }
   }
+  if (word.toLowerCase() !== 'v1') return false
+  // `/v1` alone or `/v1?…` names no route: iceguard's 404.
+  const end = raw.charCodeAt(i)
+  return end === 0x2f || end === 0x23 || end === 0x3b
 }
 
-/** Namespace levels travel joined by the unit separator 0x1F, normally encoded as `%1F`. */
-export function decodeNamespace (segment: string): string[] {
-  return decodeSegment(segment).split('\x1f')
+/** Whether the route's words match the path's segments after `/v1/` (skipping `offset` of them). */
+function wordsMatch (path: string, pathEnd: number, words: readonly Word[], offset: number): boolean {
+  let start = 4
+  for (let k = 0; k < offset; k++) start = path.indexOf('/', start) + 1
+  for (const word of words) {
+    let end = path.indexOf('/', start)
+    if (end === -1 || end > pathEnd) end = pathEnd
+    const literal = word.literal
+    if (literal !== undefined && !equalsIgnoringCase(path, start, end, literal)) return false
+    start = end + 1
+  }
+  return true
+}
+
+/** ASCII only: the canonical path has no other characters, so no Unicode case folding applies. */
+function equalsIgnoringCase (path: string, start: number, end: number, word: string): boolean {
+  if (end - start !== word.length) return false
+  for (let i = 0; i < word.length; i++) {
+    const c = path.charCodeAt(start + i)
+    if ((c >= 0x41 && c <= 0x5a ? c | 0x20 : c) !== word.charCodeAt(i)) return false
+  }
+  return true
+}
+
+/**
+ * `path` with `v1` and the route's words (when a route matched) in lower case: the same string
+ * when they already are.
+ */
+function lowerWords (path: string, pathEnd: number, words: readonly Word[] | undefined, offset: number): string {
+  let same = path.charCodeAt(1) === 0x76
+  if (same && words !== undefined) {
+    let start = 4
+    for (let k = 0; k < offset; k++) start = path.indexOf('/', start) + 1
+    for (const word of words) {
+      let end = path.indexOf('/', start)
+      if (end === -1 || end > pathEnd) end = pathEnd
+      if (word.literal !== undefined && !path.startsWith(word.literal, start)) {
+        same = false
+        break
+      }
+      start = end + 1
+    }
+  }
+  if (same) return path
+  const segments = path.slice(1, pathEnd).split('/')
+  segments[0] = 'v1'
+  words?.forEach((w, i) => { if (w.literal !== undefined) segments[i + 1 + offset] = w.literal })
+  return `/${segments.join('/')}${path.slice(pathEnd)}`
+}
+
+/** The `n`th segment after `/v1/`, as it is in `path` (still encoded). */
+function segment (path: string, n: number): string {
+  const q = path.indexOf('?')
+  const pathEnd = q === -1 ? path.length : q
+  let start = 4
+  for (let k = 0; k < n; k++) start = path.indexOf('/', start) + 1
+  let end = path.indexOf('/', start)
+  if (end === -1 || end > pathEnd) end = pathEnd
+  return path.slice(start, end)
+}
+
+/**
+ * A path segment percent-decoded (not form-decoded: `+` is refused before this, see `gated`), or
+ * undefined when the bytes are not UTF-8. The target is canonical, so every escape is well formed.
+ */
+export function decodePathSegment (segment: string): string | undefined {
+  if (!segment.includes('%')) return segment
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return undefined
+  }
 }

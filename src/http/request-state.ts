@@ -13,14 +13,29 @@ interface Tagged {
   [kBody]?: Buffer
 }
 
-/** The request's classification, computed once per request. */
+/**
+ * The request's classification, computed once per request from the target as received (before
+ * the front door or Fastify's `rewriteUrl` replaces `req.url` with the canonical target).
+ */
 export function routeOf (req: IncomingMessage): ClassifiedRequest {
   const tagged = req as IncomingMessage & Tagged
-  return tagged[kRoute] ??= classifyRequest(req.method ?? 'GET', req.url ?? '/')
+  return tagged[kRoute] ??= classifyRequest(req.method ?? 'GET', req.url ?? '/', carriesBody(req))
 }
 
-export function setRoute (req: IncomingMessage, route: ClassifiedRequest): void {
-  (req as IncomingMessage & Tagged)[kRoute] = route
+/** Whether the request has a body: a Content-Length above 0, or any Transfer-Encoding. */
+function carriesBody (req: IncomingMessage): boolean {
+  const h = req.headers
+  const length = h['content-length']
+  return h['transfer-encoding'] !== undefined || (length !== undefined && Number(length) > 0)
+}
+
+/**
+ * The target to hand on: the canonical one for Iceberg REST calls (what the gate judged is what
+ * the upstream routes), the one received otherwise.
+ */
+export function canonicalUrl (req: IncomingMessage): string {
+  const route = routeOf(req)
+  return route.kind === 'local' || route.kind === 'refused' ? req.url ?? '/' : route.target
 }
 
 /** A body the front door already read (the stream is consumed). */

@@ -22,7 +22,6 @@ import { forwardRequestHeaders, relayResponseHeaders } from '../../upstream/head
 import { COMMIT_HOLD_LIMIT } from '../../upstream/stream-forward.js'
 import { classifyRequest, type ClassifiedRequest, type RouteKind } from '../classify.js'
 import { hasContentCoding, needsGate } from '../commit-scan.js'
-import { unsafePathReason } from '../path-safety.js'
 import { ChunkedScanner } from './chunked-scanner.js'
 import { headersObject, parseRequestHead, type RequestHead } from './request-head.js'
 import { HEAD_END, scanResponseHead, type Framing } from './response-head.js'
@@ -278,21 +277,18 @@ export class ClientConnection implements UpstreamUser {
     this.decide(head, end + 4)
   }
 
-  /** The front door's choice (src/http/front-door.ts), made on the head alone where it can be. */
+  /**
+   * The front door's choice (src/http/front-door.ts), made on the head alone where it can be, from
+   * the same triage (src/http/classify.ts). What the fast lane does not forward itself, refusals
+   * included, goes to node:http, which answers it the same way on either path.
+   */
   decide (h: RequestHead, headLen: number): void {
     // node:http keeps what it handles today: HTTP/1.0, chunked or Expect/Upgrade requests, a
     // missing or repeated Host, repeated Content-Length, and the shutdown refusal.
     if (h.minor !== 1 || h.transferEncoding || h.special || h.hosts !== 1 || h.repeatedLength || this.ctx.closing()) return this.handOver()
-    const target = h.target
-    if (!target.startsWith('/v1/') || unsafePathReason(target) !== undefined) return this.handOver()
-    const method = h.method
-    if (method === 'GET') {
-      if (target.includes('config') && classifyRequest(method, target).kind === 'config') return this.handOver()
-      return this.forward(h, headLen, 'passthrough', undefined)
-    }
-    if (method !== 'POST') return this.forward(h, headLen, 'passthrough', undefined)
-    const kind = classifyRequest(method, target).kind
-    if (kind === 'passthrough') return this.forward(h, headLen, kind, undefined)
+    const route = classifyRequest(h.method, h.target, h.contentLength > 0)
+    const kind = route.kind
+    if (kind === 'passthrough') return this.forward(h, headLen, kind, route.target, undefined)
     if ((kind !== 'update-table' && kind !== 'transaction') || hasContentCoding(h.contentEncoding)) return this.handOver()
     // A commit: read whole, then scan. Empty or over the limit: the front door answers it.
     if (h.contentLength <= 0 || h.contentLength > this.ctx.bodyLimit) return this.handOver()
@@ -307,9 +303,9 @@ export class ClientConnection implements UpstreamUser {
       // Schema-relevant (or unreadable): the gate's, judged here when the fast lane has it;
       // otherwise the whole request goes to node:http and Fastify.
       if (this.ctx.gate === undefined) return this.handOver()
-      return this.gate(h, headLen, classifyRequest(method, target), body)
+      return this.gate(h, headLen, route, body)
     }
-    this.forward(h, headLen, kind, body)
+    this.forward(h, headLen, kind, route.target, body)
   }
 
   /**
@@ -324,7 +320,7 @@ export class ClientConnection implements UpstreamUser {
     const used = headLen + body.length
     this.buf = used < buf.length ? buf.subarray(used) : undefined
     this.method = h.method
-    this.target = h.target
+    this.target = route.target
     this.kind = route.kind
     this.commit = true
     this.closeAfter = this.closeAfter || h.close
@@ -334,7 +330,7 @@ export class ClientConnection implements UpstreamUser {
       kind: route.kind as GatedKind,
       ident: { prefix: route.prefix, namespace: route.namespace, table: route.table },
       method: h.method,
-      path: h.target,
+      path: route.target,
       rawBody: body,
       scanned: true,
       headers: headersObject(h.rawHeaders),
@@ -394,11 +390,12 @@ export class ClientConnection implements UpstreamUser {
     this.afterAnswer()
   }
 
-  forward (h: RequestHead, headLen: number, kind: RouteKind, commitBody: Buffer | undefined): void {
+  /** Forwards the request on `target` (the canonical one, src/http/request-target.ts). */
+  forward (h: RequestHead, headLen: number, kind: RouteKind, target: string, commitBody: Buffer | undefined): void {
     const ctx = this.ctx
     const buf = this.buf as Buffer
     this.method = h.method
-    this.target = h.target
+    this.target = target
     this.kind = kind
     this.commit = commitBody !== undefined
     this.closeAfter = this.closeAfter || h.close
@@ -406,7 +403,7 @@ export class ClientConnection implements UpstreamUser {
     this.retried = false
     this.sent = false
     const headers = forwardRequestHeaders(h.rawHeaders, { remoteAddress: this.socket.remoteAddress, encrypted: false })
-    let head = `${h.method} ${ctx.basePath}${h.target} HTTP/1.1\r\nhost: ${ctx.upstreamHost}\r\nconnection: keep-alive\r\n`
+    let head = `${h.method} ${ctx.basePath}${target} HTTP/1.1\r\nhost: ${ctx.upstreamHost}\r\nconnection: keep-alive\r\n`
     for (let i = 0; i < headers.length; i += 2) head += `${headers[i] as string}: ${headers[i + 1] as string}\r\n`
     this.upstreamHead = head + '\r\n'
 
