@@ -54,25 +54,27 @@ export const WRITE_KINDS: ReadonlySet<RouteKind> = new Set<RouteKind>([
 
 const NONE: readonly string[] = Object.freeze([])
 
-interface Word {
-  /** The route word, lower case; absent for a variable segment. */
-  readonly literal?: string
-  /** The variable's name (`namespace`, `table`, `view`, …). */
-  readonly variable?: string
-}
-
 interface CompiledRoute {
   readonly route: RestRoute
-  /** Segments after `v1` (and after `{prefix}`, which is not among them). */
-  readonly words: readonly Word[]
+  /**
+   * Segments after `v1` (and after `{prefix}`, which is not among them): the route word, or ''
+   * where the segment is a variable, named at the same place in `variables`.
+   */
+  readonly words: readonly string[]
+  readonly variables: readonly string[]
   readonly prefixed: boolean
 }
 
 function compile (route: RestRoute): CompiledRoute {
   const parts = route.path.split('/').slice(2)
   const prefixed = parts[0] === '{prefix}'
-  const words = (prefixed ? parts.slice(1) : parts).map((p): Word => p.startsWith('{') ? { variable: p.slice(1, -1) } : { literal: p })
-  return { route, words, prefixed }
+  const segments = prefixed ? parts.slice(1) : parts
+  return {
+    route,
+    words: segments.map(p => p.startsWith('{') ? '' : p),
+    variables: segments.map(p => p.startsWith('{') ? p.slice(1, -1) : ''),
+    prefixed
+  }
 }
 
 const BY_METHOD = new Map<string, CompiledRoute[]>()
@@ -103,6 +105,11 @@ export function classifyRequest (method: string, raw: string, hasBody = false): 
 
   const q = canonical.indexOf('?')
   const pathEnd = q === -1 ? canonical.length : q
+  // A read needs the route table only to find `/v1/config` and to lower-case route words; a path
+  // in lower case already (every real client's) is forwarded as it is, without a lookup.
+  if (!write && !hasUpperCase(canonical, pathEnd) && !(pathEnd === 10 && canonical.startsWith('/v1/config'))) {
+    return { kind: 'passthrough', target: canonical, namespace: NONE }
+  }
   // Segments after `/v1/`: the canonical path has no empty segment, so each `/` starts one.
   let count = 0
   for (let i = 3; i !== -1 && i < pathEnd; i = canonical.indexOf('/', i + 1)) count++
@@ -135,6 +142,7 @@ export function classifyRequest (method: string, raw: string, hasBody = false): 
     case 'config':
       return { kind: 'config', target, operationId: route.operationId, namespace: NONE }
     case 'read':
+      return { kind: 'passthrough', target, namespace: NONE }
     case 'pass':
       return { kind: 'passthrough', target, operationId: route.operationId, namespace: NONE }
     case 'gate':
@@ -150,7 +158,7 @@ function gated (method: string, raw: string, target: string, match: CompiledRout
   let table: string | undefined
   const names: Array<[string, string]> = []
   if (offset === 1) names.push(['prefix', segment(target, 0)])
-  match.words.forEach((w, i) => { if (w.variable !== undefined) names.push([w.variable, segment(target, i + offset)]) })
+  match.variables.forEach((v, i) => { if (v !== '') names.push([v, segment(target, i + offset)]) })
   for (const [name, text] of names) {
     // The REST fixture form-decodes a segment (`+` is a space); JAX-RS `@PathParam` and axum `Path`
     // do not (`+` stays a plus). The gate must judge the table the catalog writes: refused.
@@ -209,17 +217,25 @@ function isRestTarget (raw: string): boolean {
 }
 
 /** Whether the route's words match the path's segments after `/v1/` (skipping `offset` of them). */
-function wordsMatch (path: string, pathEnd: number, words: readonly Word[], offset: number): boolean {
+function wordsMatch (path: string, pathEnd: number, words: readonly string[], offset: number): boolean {
   let start = 4
   for (let k = 0; k < offset; k++) start = path.indexOf('/', start) + 1
-  for (const word of words) {
+  for (let w = 0; w < words.length; w++) {
     let end = path.indexOf('/', start)
     if (end === -1 || end > pathEnd) end = pathEnd
-    const literal = word.literal
-    if (literal !== undefined && !equalsIgnoringCase(path, start, end, literal)) return false
+    const word = words[w] as string
+    if (word !== '' && !equalsIgnoringCase(path, start, end, word)) return false
     start = end + 1
   }
   return true
+}
+
+function hasUpperCase (path: string, end: number): boolean {
+  for (let i = 1; i < end; i++) {
+    const c = path.charCodeAt(i)
+    if (c >= 0x41 && c <= 0x5a) return true
+  }
+  return false
 }
 
 /** ASCII only: the canonical path has no other characters, so no Unicode case folding applies. */
@@ -236,7 +252,7 @@ function equalsIgnoringCase (path: string, start: number, end: number, word: str
  * `path` with `v1` and the route's words (when a route matched) in lower case: the same string
  * when they already are.
  */
-function lowerWords (path: string, pathEnd: number, words: readonly Word[] | undefined, offset: number): string {
+function lowerWords (path: string, pathEnd: number, words: readonly string[] | undefined, offset: number): string {
   let same = path.charCodeAt(1) === 0x76
   if (same && words !== undefined) {
     let start = 4
@@ -244,7 +260,7 @@ function lowerWords (path: string, pathEnd: number, words: readonly Word[] | und
     for (const word of words) {
       let end = path.indexOf('/', start)
       if (end === -1 || end > pathEnd) end = pathEnd
-      if (word.literal !== undefined && !path.startsWith(word.literal, start)) {
+      if (word !== '' && !path.startsWith(word, start)) {
         same = false
         break
       }
@@ -254,7 +270,7 @@ function lowerWords (path: string, pathEnd: number, words: readonly Word[] | und
   if (same) return path
   const segments = path.slice(1, pathEnd).split('/')
   segments[0] = 'v1'
-  words?.forEach((w, i) => { if (w.literal !== undefined) segments[i + 1 + offset] = w.literal })
+  words?.forEach((w, i) => { if (w !== '') segments[i + 1 + offset] = w })
   return `/${segments.join('/')}${path.slice(pathEnd)}`
 }
 

@@ -63,7 +63,8 @@ export function canonicalTarget (raw: string): string | TargetRefusal {
   let pathEnd = length
   let decode = false
   let segStart = 1
-  // What the current segment holds that needs a closer look once it ends.
+  // What the current segment holds that could make it a dot segment: a dot, or an escape of a dot,
+  // of `%` (decoded again, it could become one), or of a separator some server splits at.
   let segDots = false
   let segEscapes = false
   for (let i = 1; i <= length; i++) {
@@ -93,7 +94,7 @@ export function canonicalTarget (raw: string): string | TargetRefusal {
       if (lo === -1) return { refused: `has a malformed percent escape ("${printable(raw.slice(i, i + 3))}")` }
       const v = hi * 16 + lo
       if (v < 0x80 && UNRESERVED[v] === 1) decode = true
-      segEscapes = true
+      if (v === DOT || v === PERCENT || v === SLASH || v === BACKSLASH || v === SEMICOLON) segEscapes = true
       i += 2
     }
   }
@@ -121,7 +122,8 @@ function decodeUnreserved (raw: string, pathEnd: number): string {
 }
 
 /**
- * Whether the segment `raw[start, end)` is a dot segment, or decodes to one: percent-decoded again
+ * Whether the segment `raw[start, end)` is a dot segment, or decodes to one (`escapes`: it has an
+ * escape of `.`, `%`, `/`, `\` or `;`; without, only a bare `.` or `..` is one): percent-decoded again
  * and again while that changes it (double encoding, `%252e`, and deeper: no name needs it), split at encoded slashes and
  * backslashes (some servers decode them before resolving dot segments) and cut at an encoded `;`
  * (servlet containers strip path parameters before resolving).
