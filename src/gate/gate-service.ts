@@ -34,7 +34,7 @@ export interface GateRequest {
   readonly kind: GatedKind
   readonly ident: GateIdent
   readonly method: string
-  /** Path and query as received (the commit is forwarded on it unchanged). */
+  /** The canonical target (src/http/classify.ts): the commit is forwarded on it, where it was judged. */
   readonly path: string
   readonly rawBody: Buffer
   /** The caller already ran `needsGate` on this very body, and it said yes. */

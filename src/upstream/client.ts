@@ -12,7 +12,7 @@ import { forwardRequestHeaders, headersToObject, relayResponseHeaders } from './
 
 export interface UpstreamRequest {
   readonly method: string
-  /** Raw path and query as received from the client, without the upstream base path. */
+  /** Path and query to send, without the upstream base path (a client's: its canonical target, src/http/classify.ts). */
   readonly path: string
   /** A flat `[name, value, …]` list or an object; hop-by-hop headers and Content-Length are dropped. */
   readonly headers?: readonly string[] | Readonly<Record<string, string | readonly string[] | undefined>>

@@ -58,7 +58,10 @@ export class StreamForwarder {
     this.#onError = options.onError
   }
 
-  /** Forwards `req` as received (method, raw path and query, headers, body) and relays the answer into `res`. */
+  /**
+   * Forwards `req` (method, `req.url`, which the front door set to the canonical target, headers,
+   * body as received) and relays the answer into `res`.
+   */
   forward (req: IncomingMessage, res: ServerResponse, options: ForwardOptions = {}): void {
     const body = options.body
     const stream = body === undefined && hasBody(req)
