@@ -13,8 +13,13 @@
  *    a `pass` route, or refused. A GET or HEAD carrying a body is refused: a catalog could read it.
  *
  * The target forwarded is the canonical one, route words lower-cased, whenever it differs from the
- * one received, so the upstream routes exactly what was judged here (docs/security.md). When it is
- * already canonical (every real client's request) the received string itself is forwarded.
+ * one received, so the upstream routes exactly what was judged here. Envoy's `normalize_path`,
+ * `merge_slashes` and `path_with_escaped_slashes_action` exist for the same reason (an
+ * authorisation filter and its upstream must not disagree about a path): the form judged is the
+ * form forwarded. Refusing every target whose canonical form differs instead would break real
+ * clients (Java writes `~` as `%7E`); what could resolve to another path is refused rather than
+ * rewritten (docs/security.md). When the target is already canonical (every real client's
+ * request) the received string itself is forwarded.
  */
 import { canonicalTarget, printable } from './request-target.js'
 import { REST_ROUTES, type GatedKind, type RestRoute } from './rest-routes.js'
