@@ -24,7 +24,7 @@ import { classifyRequest, type ClassifiedRequest, type RouteKind } from '../clas
 import { hasContentCoding, needsGate } from '../commit-scan.js'
 import { unsafePathReason } from '../path-safety.js'
 import { ChunkedScanner } from './chunked-scanner.js'
-import { headersObject, parseRequestHead, type RequestHead } from './request-head.js'
+import { HeadProgress, headersObject, parseRequestHead, unfinishedHeadProblem, type RequestHead } from './request-head.js'
 import { HEAD_END, scanResponseHead, type Framing } from './response-head.js'
 import { codedError } from './coded-error.js'
 import type { UpstreamConnection, UpstreamPool, UpstreamUser } from './upstream-pool.js'
@@ -102,6 +102,8 @@ export class ClientConnection implements UpstreamUser {
   phase = HEAD
   /** Bytes received and not yet consumed. */
   buf: Buffer | undefined = undefined
+  /** How far an unfinished request head in `buf` has been checked. */
+  progress: HeadProgress | undefined = undefined
   /** A commit body arriving in pieces: head and body together take `needed` bytes. */
   pending: Buffer[] = []
   pendingBytes = 0
@@ -258,18 +260,27 @@ export class ClientConnection implements UpstreamUser {
 
   readHead (): void {
     let buf = this.buf as Buffer
-    // RFC 9112 §2.2: empty lines before a request line are ignored.
-    while (buf.length >= 2 && buf[0] === 0x0d && buf[1] === 0x0a) buf = buf.subarray(2)
-    if (buf.length === 0) {
-      this.buf = undefined
-      return
+    // RFC 9112 §2.2: empty lines before a request line are ignored (llhttp skips any CR or LF there).
+    if (this.progress === undefined) {
+      let skip = 0
+      while (skip < buf.length && (buf[skip] === 0x0d || buf[skip] === 0x0a)) skip++
+      if (skip === buf.length) {
+        this.buf = undefined
+        return
+      }
+      if (skip > 0) buf = buf.subarray(skip)
     }
     this.buf = buf
-    const end = buf.indexOf(HEAD_END)
+    // The blank line can only begin where the last line checked so far ends.
+    const end = buf.indexOf(HEAD_END, this.progress === undefined ? 0 : Math.max(0, this.progress.next - 2))
     if (end === -1 || end + 4 > this.ctx.maxHeadBytes) {
-      if (buf.length > this.ctx.maxHeadBytes || end !== -1) this.refuse(431, 'Request headers are larger than this server accepts; send fewer or smaller headers')
+      if (buf.length > this.ctx.maxHeadBytes || end !== -1) return this.refuse(431, 'Request headers are larger than this server accepts; send fewer or smaller headers')
+      // Unfinished: refused at once if node:http would refuse it already.
+      const problem = unfinishedHeadProblem(buf, this.progress ??= new HeadProgress())
+      if (problem !== undefined) this.refuse(400, `Malformed HTTP request: ${problem}`)
       return
     }
+    this.progress = undefined
     const head = parseRequestHead(buf.toString('latin1', 0, end))
     if ('bad' in head) {
       this.refuse(400, `Malformed HTTP request: ${head.bad}`)
@@ -280,9 +291,9 @@ export class ClientConnection implements UpstreamUser {
 
   /** The front door's choice (src/http/front-door.ts), made on the head alone where it can be. */
   decide (h: RequestHead, headLen: number): void {
-    // node:http keeps what it handles today: HTTP/1.0, chunked or Expect/Upgrade requests, a
-    // missing or repeated Host, repeated Content-Length, and the shutdown refusal.
-    if (h.minor !== 1 || h.transferEncoding || h.special || h.hosts !== 1 || h.repeatedLength || this.ctx.closing()) return this.handOver()
+    // node:http keeps what it handles today: HTTP/1.0, chunked requests, the `special` ones
+    // (request-head.ts), a missing or repeated Host, and the shutdown refusal.
+    if (h.minor !== 1 || h.transferEncoding || h.special || h.hosts !== 1 || this.ctx.closing()) return this.handOver()
     const target = h.target
     if (!target.startsWith('/v1/') || unsafePathReason(target) !== undefined) return this.handOver()
     const method = h.method
