@@ -277,6 +277,24 @@ t.test('smuggling shapes are refused with a 400 ErrorModel and the connection cl
   t.equal(up.requests.length, 0, 'not one request reached the upstream')
 })
 
+t.test('requests pipelined before a half-close are all answered, then the connection closes', async t => {
+  const up = await startRecordingUpstream(t, (req, res) => {
+    const body = JSON.stringify({ url: req.url })
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) })
+    res.end(body)
+  })
+  const proxy = await startProxy(t, { upstream: up.url })
+  const raw = await new Promise<string>((resolve) => {
+    const sock = net.connect(portOf(proxy.url), '127.0.0.1', () => sock.end(
+      'GET /v1/namespaces/a HTTP/1.1\r\nhost: x\r\n\r\nGET /v1/namespaces/b HTTP/1.1\r\nhost: x\r\n\r\nGET /v1/namespaces/c HTTP/1.1\r\nhost: x'))
+    let text = ''
+    sock.on('data', (c: Buffer) => { text += c.toString('latin1') })
+    sock.on('close', () => resolve(text))
+  })
+  t.same(answers(raw).map(a => JSON.parse(a.body).url), ['/v1/namespaces/a', '/v1/namespaces/b'], 'both whole requests answered, in order, as node:http does')
+  t.same(up.requests.map(r => r.url), ['/v1/namespaces/a', '/v1/namespaces/b'], 'the unfinished third was not forwarded')
+})
+
 t.test('pipelined requests are answered in order, each forwarded whole', async t => {
   let n = 0
   const up = await startRecordingUpstream(t, (req, res) => {

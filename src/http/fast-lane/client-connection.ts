@@ -115,6 +115,8 @@ export class ClientConnection implements UpstreamUser {
   kind: RouteKind = 'passthrough'
   commit = false
   closeAfter = false
+  /** The client half-closed: what it sent before is served, then the connection closes. */
+  ended = false
   retryable = false
   retried = false
   sent = false
@@ -190,9 +192,11 @@ export class ClientConnection implements UpstreamUser {
 
   readonly onEnd = (): void => {
     if (this.phase === HEAD || this.phase === AWAIT) {
-      // Half-closed by the client: answer what is in flight, then close.
-      this.closeAfter = true
-      if (this.phase === HEAD && this.up === undefined) this.socket.end()
+      // Half-closed by the client: the requests that arrived before are answered, as node:http
+      // answers them, then the connection closes (`next`). Nothing in flight and no whole request
+      // waiting: closed now (an unfinished head never completes).
+      this.ended = true
+      if (this.phase === HEAD) this.socket.end()
     } else if (this.phase !== DONE) {
       // The body stopped short: the request is incomplete and must not be answered as if whole.
       this.socket.destroy()
@@ -236,6 +240,13 @@ export class ClientConnection implements UpstreamUser {
   handOver (): void {
     const socket = this.socket
     this.phase = DONE
+    if (this.ended) {
+      // The client's end of the stream has been read already, and node:http could not be given it
+      // again with the bytes before it: a request that node:http would serve, pipelined behind
+      // one the fast lane served and then a half-close, is not answered.
+      socket.end()
+      return
+    }
     this.ctx.connections.delete(this)
     socket.removeListener('data', this.onData)
     socket.removeListener('end', this.onEnd)
@@ -730,7 +741,12 @@ export class ClientConnection implements UpstreamUser {
     }
     this.phase = HEAD
     if (this.buf !== undefined) this.readHead()
-    if (this.phase === HEAD && this.socket.isPaused()) this.socket.resume()
+    if (this.phase !== HEAD) return
+    if (this.ended) {
+      // Half-closed, and no whole request left: done.
+      this.phase = DONE
+      this.socket.end()
+    } else if (this.socket.isPaused()) this.socket.resume()
   }
 
   fail (err: Error): void {
