@@ -54,7 +54,6 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 // Target characters llhttp accepts in every part of an origin-form target (path, query and `#…`
 // alike): visible ASCII. Raw bytes >= 0x80, DEL, controls and whitespace are refused.
 const TARGET = /^[\x21-\x7e]+$/
-const TARGET_START = /^[\x21-\x7e]*$/
 // Field values: visible characters, obs-text, space and tab only (RFC 9110 §5.5), as llhttp; DEL and a bare CR or LF are refused.
 // eslint-disable-next-line no-control-regex
 const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/
@@ -67,6 +66,9 @@ const MAX_FIELDS = 1000
 
 const SP = 0x20
 const HT = 0x09
+const CR = 0x0d
+const LF = 0x0a
+const COLON = 0x3a
 const CONNECT = 'CONNECT'
 
 function trimOws (s: string): string {
@@ -212,8 +214,12 @@ export function parseRequestHead (head: string): HeadResult {
 
 /** How far an unfinished head has been checked; kept by its reader until the head is complete. */
 export class HeadProgress {
-  /** Where the first line not yet checked begins. */
+  /** Where the first line not yet complete begins. */
   next = 0
+  /** Where the check of that line stopped. */
+  at = 0
+  /** Before `at`: the spaces of the request line, or 1 once a field line's colon was seen. */
+  seen = 0
   readonly head = new Head()
 }
 
@@ -221,47 +227,64 @@ export class HeadProgress {
  * What llhttp would already have refused in an unfinished head (no blank line yet), or undefined
  * while it may still turn out well. llhttp judges each byte as it comes, so a client that sent a
  * bad line (a bare LF for a line end, most often) and waits gets its 400 at once, not after the
- * idle timeout. Complete lines are read once each, into `progress`; the unfinished last line is
- * checked, character by character, on every read.
+ * idle timeout. Complete lines are read once each, into `progress`, as `parseRequestHead` reads
+ * them; the unfinished last line byte by byte, each byte once.
  */
 export function unfinishedHeadProblem (buf: Buffer, progress: HeadProgress): string | undefined {
   let next = progress.next
-  for (let lf = buf.indexOf(0x0a, next); lf !== -1; lf = buf.indexOf(0x0a, next)) {
+  for (let lf = buf.indexOf(LF, next); lf !== -1; lf = buf.indexOf(LF, next)) {
     // llhttp wants CRLF; its LF-alone leniency is off in Node.
-    if (lf === next || buf[lf - 1] !== 0x0d) return 'A line ends in a bare LF; HTTP/1.1 lines end in CRLF'
+    if (lf === next || buf[lf - 1] !== CR) return 'A line ends in a bare LF; HTTP/1.1 lines end in CRLF'
     const line = buf.toString('latin1', next, lf - 1)
     const bad = next === 0 ? readRequestLine(line, progress.head) : readFields(line, 0, progress.head)
     if (bad !== undefined) return bad
     next = lf + 1
   }
-  progress.next = next
-  // The last line so far; a CR at its very end may yet be followed by its LF.
-  const end = buf[buf.length - 1] === 0x0d ? buf.length - 1 : buf.length
-  if (end === next) return undefined
-  const tail = buf.toString('latin1', next, end)
-  if (tail.includes('\r')) return 'A CR is not followed by LF'
-  return next === 0 ? requestLineStartProblem(tail) : fieldStartProblem(tail)
+  if (next !== progress.next) {
+    progress.next = next
+    progress.at = next
+    progress.seen = 0
+  }
+  // A CR at the very end may yet be followed by its LF.
+  return lineStartProblem(buf, progress, buf[buf.length - 1] === CR ? buf.length - 1 : buf.length)
 }
 
-function requestLineStartProblem (start: string): string | undefined {
-  const sp1 = start.indexOf(' ')
-  if (sp1 === -1) return METHOD_STARTS.has(start) ? undefined : 'Malformed request method'
-  if (!METHOD_SET.has(start.slice(0, sp1))) return 'Malformed request method'
-  const sp2 = start.indexOf(' ', sp1 + 1)
-  if (sp2 === -1) return TARGET_START.test(start.slice(sp1 + 1)) ? undefined : 'Malformed request target'
-  if (sp2 === sp1 + 1 || start.indexOf(' ', sp2 + 1) !== -1) return 'Malformed request line'
-  if (!TARGET.test(start.slice(sp1 + 1, sp2))) return 'Malformed request target'
-  const version = start.slice(sp2 + 1)
-  return 'HTTP/1.1'.startsWith(version) || 'HTTP/1.0'.startsWith(version) ? undefined : 'Unsupported HTTP version; iceguard speaks HTTP/1.1'
-}
+const byteTable = (re: RegExp): Uint8Array => Uint8Array.from({ length: 256 }, (_, b) => re.test(String.fromCharCode(b)) ? 1 : 0)
+const TOKEN_BYTE = byteTable(TOKEN)
+const TARGET_BYTE = byteTable(TARGET)
+const BAD_VALUE_BYTE = byteTable(BAD_VALUE)
 
-function fieldStartProblem (start: string): string | undefined {
-  const first = start.charCodeAt(0)
-  if (first === SP || first === HT) return 'Obsolete header line folding is not accepted'
-  const colon = start.indexOf(':')
-  if (colon === 0) return 'Malformed header line'
-  if (!TOKEN.test(colon === -1 ? start : start.slice(0, colon))) return 'Malformed header name'
-  return colon !== -1 && BAD_VALUE.test(start.slice(colon + 1)) ? 'Malformed header value' : undefined
+/** Checks the unfinished line's bytes from `progress.at` to `end` by the rules `readRequestLine` and `readFields` apply to whole lines. */
+function lineStartProblem (buf: Buffer, p: HeadProgress, end: number): string | undefined {
+  const start = p.next
+  for (let i = p.at; i < end; i++) {
+    const b = buf[i] as number
+    if (b === CR) return 'A CR is not followed by LF'
+    if (start === 0) {
+      // The request line: method, space, target, space, version.
+      if (b === SP) {
+        if (++p.seen > 2 || i === start || buf[i - 1] === SP) return 'Malformed request line'
+        if (p.seen === 1 && !METHOD_SET.has(buf.toString('latin1', start, i))) return 'Malformed request method'
+      } else if (p.seen === 0) {
+        if (!METHOD_STARTS.has(buf.toString('latin1', start, i + 1))) return 'Malformed request method'
+      } else if (p.seen === 1) {
+        if (TARGET_BYTE[b] === 0) return 'Malformed request target'
+      } else {
+        const version = buf.toString('latin1', buf.lastIndexOf(SP, i) + 1, i + 1)
+        if (!'HTTP/1.1'.startsWith(version) && !'HTTP/1.0'.startsWith(version)) return 'Unsupported HTTP version; iceguard speaks HTTP/1.1'
+      }
+    } else if (i === start && (b === SP || b === HT)) {
+      return 'Obsolete header line folding is not accepted'
+    } else if (p.seen === 0) {
+      // A field's name, up to its colon.
+      if (b === COLON) {
+        if (i === start) return 'Malformed header line'
+        p.seen = 1
+      } else if (TOKEN_BYTE[b] === 0) return 'Malformed header name'
+    } else if (BAD_VALUE_BYTE[b] === 1) return 'Malformed header value'
+  }
+  p.at = end
+  return undefined
 }
 
 /** Fields node:http keeps the first of when repeated (`IncomingMessage.headers`). */
