@@ -6,13 +6,13 @@
  * fast lane does not forward is handed to node:http and Fastify with every byte intact.
  */
 import { EventEmitter } from 'node:events'
-import http from 'node:http'
+import http, { METHODS } from 'node:http'
 import net from 'node:net'
 import t from 'tap'
 import { ChunkedScanner } from '../src/http/fast-lane/chunked-scanner.js'
 import { ClientConnection, type FastLaneContext } from '../src/http/fast-lane/client-connection.js'
 import type { UpstreamConnection, UpstreamPool } from '../src/http/fast-lane/upstream-pool.js'
-import { parseRequestHead, type RequestHead } from '../src/http/fast-lane/request-head.js'
+import { HeadProgress, parseRequestHead, unfinishedHeadProblem, type RequestHead } from '../src/http/fast-lane/request-head.js'
 import { parseResponseHead, type ResponseHead } from '../src/http/fast-lane/response-head.js'
 import { fastLaneUnsupported } from '../src/http/fast-lane/index.js'
 import { startProxy, startRecordingUpstream } from './helpers/index.js'
@@ -93,7 +93,6 @@ t.test('request heads', async t => {
   t.same([h.method, h.target, h.minor, h.contentLength, h.close, h.hosts, h.special], ['POST', '/v1/namespaces/a%1Fb/tables/t?x=1', 1, 12, true, 1, false])
   t.same(h.rawHeaders, ['Host', 'x', 'Content-Length', '12', 'X-Odd', 'v', 'Connection', 'keep-alive, Close'], 'values lose surrounding whitespace only')
   t.equal(head('GET / HTTP/1.1\r\nhost: x\r\nx: caf\xe9').rawHeaders[3], 'caf\xe9', 'obs-text kept byte for byte')
-  t.equal(head('GET / HTTP/1.1\r\nhost: x\r\ncontent-length: 3\r\ncontent-length: 3').repeatedLength, true, 'a repeated equal length is flagged (node:http decides)')
   t.equal(head('GET / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked').transferEncoding, true)
   for (const special of ['expect: 100-continue', 'upgrade: websocket', 'connection: Upgrade']) {
     t.equal(head(`GET / HTTP/1.1\r\nhost: x\r\n${special}`).special, true, `${special}: left to node:http`)
@@ -103,7 +102,8 @@ t.test('request heads', async t => {
   const refused: Array<[string, RegExp]> = [
     ['POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\ntransfer-encoding: chunked', /Transfer-Encoding and Content-Length/],
     ['POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\ncontent-length: 5', /Transfer-Encoding and Content-Length/],
-    ['POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\ncontent-length: 6', /Conflicting Content-Length/],
+    ['POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\ncontent-length: 6', /Content-Length appears more than once/],
+    ['POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\ncontent-length: 5', /Content-Length appears more than once/],
     ['POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 5, 5', /Invalid Content-Length/],
     ['POST / HTTP/1.1\r\nhost: x\r\ncontent-length: +5', /Invalid Content-Length/],
     ['POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 0x5', /Invalid Content-Length/],
@@ -120,9 +120,76 @@ t.test('request heads', async t => {
     ['GET / HTTP/1.1\r\nhost: x\r\nx-a: 1\rx', /header value/],
     ['GET / HTTP/1.1\r\nhost: x\r\ntransfer-encoding : chunked', /header name/],
     ['GET / HTTP/1.1\r\nhost: x\r\nno colon', /header line/],
-    ['GET / HTTP/1.1\r\n: empty name', /header line/]
+    ['GET / HTTP/1.1\r\n: empty name', /header line/],
+    // What llhttp refuses that an earlier reader let through: its method list in exact case, and
+    // raw bytes >= 0x80 in the target.
+    ['get / HTTP/1.1\r\nhost: x', /method/],
+    ['FOO / HTTP/1.1\r\nhost: x', /method/],
+    ['PRI * HTTP/2.0', /method/],
+    ['DESCRIBE / HTTP/1.1\r\nhost: x', /method/],
+    ['GET /caf\xe9 HTTP/1.1\r\nhost: x', /target/],
+    ['GET /a\x00 HTTP/1.1\r\nhost: x', /target/],
+    ['GET / HTTP/1.1\r\nhost: x\r\nx-a: 1\x7f', /header value/],
+    ['GET / HTTP/1.1\r\nhost: x\r\nx-a: \x01', /header value/]
   ]
   for (const [text, why] of refused) t.match(bad(text), why, JSON.stringify(text))
+
+  for (const method of METHODS.filter(m => m !== 'CONNECT')) t.equal(head(`${method} /v1/x HTTP/1.1\r\nhost: x`).method, method, `${method}: one of llhttp's methods`)
+  // llhttp takes every visible ASCII character in a target, these included (routing them is another matter).
+  t.equal(head('GET /a#b\\c"d{e}|^`[]<> HTTP/1.1\r\nhost: x').target, '/a#b\\c"d{e}|^`[]<>')
+  for (const target of ['*', 'http://x/v1/namespaces', 'x:1']) t.equal(head(`GET ${target} HTTP/1.1\r\nhost: x`).special, true, `${target}: not origin-form, node:http's`)
+  t.equal(head('CONNECT /v1/x HTTP/1.1\r\nhost: x').special, true, 'CONNECT: node:http\'s')
+  const many = Array.from({ length: 999 }, (_, i) => `x${i}: v`).join('\r\n')
+  t.equal(head(`GET / HTTP/1.1\r\nhost: x\r\n${many}`).special, false, 'a thousand fields: the fast lane\'s')
+  t.equal(head(`GET / HTTP/1.1\r\nhost: x\r\n${many}\r\nx: v`).special, true, 'more fields than node:http keeps: node:http\'s')
+  // Connection options as llhttp reads them: comma-separated words, any case, spaces and tabs around.
+  for (const [value, close] of [['close', true], ['Keep-Alive, CLOSE', true], [',close,', true], [' \tclose\t', true], ['closed', false],
+    ['close;x', false], ['"close"', false], ['a close', false], ['close x', false]] as const) {
+    t.equal(head(`GET / HTTP/1.1\r\nhost: x\r\nconnection: ${value}`).close, close, `Connection: ${value}`)
+  }
+  t.equal(head('GET / HTTP/1.1\r\nhost: x\r\nproxy-connection: close').close, true, 'Proxy-Connection counts as Connection')
+  t.equal(head('GET / HTTP/1.1\r\nhost: x\r\nconnection: foo\r\nconnection: close').close, true, 'a second Connection field counts too')
+})
+
+t.test('unfinished request heads: refused as soon as llhttp would refuse them', async t => {
+  const check = (...pieces: string[]): string | undefined => {
+    const progress = new HeadProgress()
+    let buf = Buffer.alloc(0)
+    for (const piece of pieces) {
+      buf = Buffer.concat([buf, Buffer.from(piece, 'latin1')])
+      const problem = unfinishedHeadProblem(buf, progress)
+      if (problem !== undefined) return problem
+    }
+    return undefined
+  }
+  for (const fine of [['G'], ['M-'], ['GET'], ['GET '], ['GET /v1/x?a=#'], ['GET /v1 HTTP/1.'], ['GET / HTTP/1.1\r'],
+    ['GET / HTTP/1.1\r\nHost: x\r\nX-A'], ['GET / HTTP/1.1\r\nHost: x\r\nX-A:'], ['GET / HTTP/1.1\r\nHost: x\r\nX-A: caf\xe9'],
+    ['GET / HTTP/1.1\r\nHost: x\r\n\r'], ['GET / HT', 'TP/1.1\r', '\nHost: x\r\n', 'Content-Length: 1', '\r\n']]) {
+    t.equal(check(...fine), undefined, `${JSON.stringify(fine)}: may still turn out well`)
+  }
+  const refused: Array<[string[], RegExp]> = [
+    [['GET / HTTP/1.1\nHost: x\n'], /bare LF/],
+    [['GET / HTTP/1.1\r\nHost: x\n'], /bare LF/],
+    [['GET / HTTP/1.1\r\nHost: x\r\n\n'], /bare LF/],
+    [['GET / HTTP/1.1\r\nHost: x\r', '\r'], /CR is not followed by LF/],
+    [['GET / HTTP/1.1\rX'], /CR is not followed by LF/],
+    [['GARBAGE'], /method/],
+    [['get'], /method/],
+    [['FOO /'], /method/],
+    [['GET /caf\xe9'], /target/],
+    [['GET / HTTP/2'], /HTTP version/],
+    [['GET  /'], /request line/],
+    [['GET / HTTP/1.1\r\n folded'], /folding/],
+    [['GET / HTTP/1.1\r\nHost: x\r\nX A'], /header name/],
+    [['GET / HTTP/1.1\r\nHost: x\r\nX-A: \x00'], /header value/],
+    [['GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n', 'Content-Length: 1\r\n'], /more than once/],
+    [['GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n'], /Transfer-Encoding and Content-Length/]
+  ]
+  for (const [pieces, why] of refused) t.match(check(...pieces), why, JSON.stringify(pieces))
+
+  const progress = new HeadProgress()
+  t.equal(unfinishedHeadProblem(Buffer.from('GET / HTTP/1.1\r\nHost: x\r\nX-A: 1', 'latin1'), progress), undefined)
+  t.equal(progress.next, 'GET / HTTP/1.1\r\nHost: x\r\n'.length, 'complete lines are read once: the next read starts after them')
 })
 
 t.test('response heads: how the body is delimited and whether the connection is reused', async t => {
@@ -185,7 +252,16 @@ t.test('smuggling shapes are refused with a 400 ErrorModel and the connection cl
     'POST /v1/namespaces HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\ncontent-length: 40\r\n\r\n{}GET /v1/namespaces/smuggled HTTP/1.1\r\nhost: x\r\n\r\n',
     'GET /v1/namespaces HTTP/1.1\r\nhost: x\r\nx-a: 1\r\n transfer-encoding: chunked\r\n\r\n',
     'GET /v1/namespaces HTTP/1.1\r\nhost: x\r\nx-a: 1\ntransfer-encoding: chunked\r\n\r\n',
-    'GET /v1/namespaces HTTP/9.9\r\nhost: x\r\n\r\n'
+    'GET /v1/namespaces HTTP/9.9\r\nhost: x\r\n\r\n',
+    'POST /v1/namespaces HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\ncontent-length: 2\r\n\r\n{}',
+    'get /v1/namespaces HTTP/1.1\r\nhost: x\r\n\r\n',
+    'GET /v1/namespaces/caf\xe9 HTTP/1.1\r\nhost: x\r\n\r\n',
+    // Heads that never hold a CRLF CRLF: answered at once, not after the idle timeout (the
+    // connection is not half-closed, so only the 400 can end the exchange before that).
+    'GET /v1/namespaces HTTP/1.1\nhost: x\n\n',
+    'GET /v1/namespaces HTTP/1.1\r\nhost: x\n\n',
+    'GET /v1/namespaces HTTP/1.1\r\nhost: x\r\n\n',
+    'GARBAGE'
   ]
   for (const attempt of attempts) {
     const raw = await exchange(port, attempt)
@@ -199,6 +275,24 @@ t.test('smuggling shapes are refused with a 400 ErrorModel and the connection cl
   t.match(big, /^HTTP\/1\.1 431 /, 'a head over the size limit: 431')
   t.same(JSON.parse(answers(big)[0]?.body ?? '{}').error.code, 431)
   t.equal(up.requests.length, 0, 'not one request reached the upstream')
+})
+
+t.test('requests pipelined before a half-close are all answered, then the connection closes', async t => {
+  const up = await startRecordingUpstream(t, (req, res) => {
+    const body = JSON.stringify({ url: req.url })
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) })
+    res.end(body)
+  })
+  const proxy = await startProxy(t, { upstream: up.url })
+  const raw = await new Promise<string>((resolve) => {
+    const sock = net.connect(portOf(proxy.url), '127.0.0.1', () => sock.end(
+      'GET /v1/namespaces/a HTTP/1.1\r\nhost: x\r\n\r\nGET /v1/namespaces/b HTTP/1.1\r\nhost: x\r\n\r\nGET /v1/namespaces/c HTTP/1.1\r\nhost: x'))
+    let text = ''
+    sock.on('data', (c: Buffer) => { text += c.toString('latin1') })
+    sock.on('close', () => resolve(text))
+  })
+  t.same(answers(raw).map(a => JSON.parse(a.body).url), ['/v1/namespaces/a', '/v1/namespaces/b'], 'both whole requests answered, in order, as node:http does')
+  t.same(up.requests.map(r => r.url), ['/v1/namespaces/a', '/v1/namespaces/b'], 'the unfinished third was not forwarded')
 })
 
 t.test('pipelined requests are answered in order, each forwarded whole', async t => {

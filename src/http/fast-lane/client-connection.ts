@@ -23,7 +23,7 @@ import { COMMIT_HOLD_LIMIT } from '../../upstream/stream-forward.js'
 import { classifyRequest, type ClassifiedRequest, type RouteKind } from '../classify.js'
 import { hasContentCoding, needsGate } from '../commit-scan.js'
 import { ChunkedScanner } from './chunked-scanner.js'
-import { headersObject, parseRequestHead, type RequestHead } from './request-head.js'
+import { HeadProgress, headersObject, parseRequestHead, unfinishedHeadProblem, type RequestHead } from './request-head.js'
 import { HEAD_END, scanResponseHead, type Framing } from './response-head.js'
 import { codedError } from './coded-error.js'
 import type { UpstreamConnection, UpstreamPool, UpstreamUser } from './upstream-pool.js'
@@ -101,6 +101,8 @@ export class ClientConnection implements UpstreamUser {
   phase = HEAD
   /** Bytes received and not yet consumed. */
   buf: Buffer | undefined = undefined
+  /** How far an unfinished request head in `buf` has been checked. */
+  progress: HeadProgress | undefined = undefined
   /** A commit body arriving in pieces: head and body together take `needed` bytes. */
   pending: Buffer[] = []
   pendingBytes = 0
@@ -112,6 +114,8 @@ export class ClientConnection implements UpstreamUser {
   kind: RouteKind = 'passthrough'
   commit = false
   closeAfter = false
+  /** The client half-closed: what it sent before is served, then the connection closes. */
+  ended = false
   retryable = false
   retried = false
   sent = false
@@ -187,9 +191,11 @@ export class ClientConnection implements UpstreamUser {
 
   readonly onEnd = (): void => {
     if (this.phase === HEAD || this.phase === AWAIT) {
-      // Half-closed by the client: answer what is in flight, then close.
-      this.closeAfter = true
-      if (this.phase === HEAD && this.up === undefined) this.socket.end()
+      // Half-closed by the client: the requests that arrived before are answered, as node:http
+      // answers them, then the connection closes (`next`). Nothing in flight and no whole request
+      // waiting: closed now (an unfinished head never completes).
+      this.ended = true
+      if (this.phase === HEAD) this.socket.end()
     } else if (this.phase !== DONE) {
       // The body stopped short: the request is incomplete and must not be answered as if whole.
       this.socket.destroy()
@@ -233,6 +239,13 @@ export class ClientConnection implements UpstreamUser {
   handOver (): void {
     const socket = this.socket
     this.phase = DONE
+    if (this.ended) {
+      // The client's end of the stream has been read already, and node:http could not be given it
+      // again with the bytes before it: a request that node:http would serve, pipelined behind
+      // one the fast lane served and then a half-close, is not answered.
+      socket.end()
+      return
+    }
     this.ctx.connections.delete(this)
     socket.removeListener('data', this.onData)
     socket.removeListener('end', this.onEnd)
@@ -257,18 +270,27 @@ export class ClientConnection implements UpstreamUser {
 
   readHead (): void {
     let buf = this.buf as Buffer
-    // RFC 9112 §2.2: empty lines before a request line are ignored.
-    while (buf.length >= 2 && buf[0] === 0x0d && buf[1] === 0x0a) buf = buf.subarray(2)
-    if (buf.length === 0) {
-      this.buf = undefined
-      return
+    // RFC 9112 §2.2: empty lines before a request line are ignored (llhttp skips any CR or LF there).
+    if (this.progress === undefined) {
+      let skip = 0
+      while (skip < buf.length && (buf[skip] === 0x0d || buf[skip] === 0x0a)) skip++
+      if (skip === buf.length) {
+        this.buf = undefined
+        return
+      }
+      if (skip > 0) buf = buf.subarray(skip)
     }
     this.buf = buf
-    const end = buf.indexOf(HEAD_END)
+    // The blank line can only begin where the last line checked so far ends.
+    const end = buf.indexOf(HEAD_END, this.progress === undefined ? 0 : Math.max(0, this.progress.next - 2))
     if (end === -1 || end + 4 > this.ctx.maxHeadBytes) {
-      if (buf.length > this.ctx.maxHeadBytes || end !== -1) this.refuse(431, 'Request headers are larger than this server accepts; send fewer or smaller headers')
+      if (buf.length > this.ctx.maxHeadBytes || end !== -1) return this.refuse(431, 'Request headers are larger than this server accepts; send fewer or smaller headers')
+      // Unfinished: refused at once if node:http would refuse it already.
+      const problem = unfinishedHeadProblem(buf, this.progress ??= new HeadProgress())
+      if (problem !== undefined) this.refuse(400, `Malformed HTTP request: ${problem}`)
       return
     }
+    this.progress = undefined
     const head = parseRequestHead(buf.toString('latin1', 0, end))
     if ('bad' in head) {
       this.refuse(400, `Malformed HTTP request: ${head.bad}`)
@@ -283,9 +305,9 @@ export class ClientConnection implements UpstreamUser {
    * included, goes to node:http, which answers it the same way on either path.
    */
   decide (h: RequestHead, headLen: number): void {
-    // node:http keeps what it handles today: HTTP/1.0, chunked or Expect/Upgrade requests, a
-    // missing or repeated Host, repeated Content-Length, and the shutdown refusal.
-    if (h.minor !== 1 || h.transferEncoding || h.special || h.hosts !== 1 || h.repeatedLength || this.ctx.closing()) return this.handOver()
+    // node:http keeps what it handles today: HTTP/1.0, chunked requests, the `special` ones
+    // (request-head.ts), a missing or repeated Host, and the shutdown refusal.
+    if (h.minor !== 1 || h.transferEncoding || h.special || h.hosts !== 1 || this.ctx.closing()) return this.handOver()
     const route = classifyRequest(h.method, h.target, h.contentLength > 0)
     const kind = route.kind
     if (kind === 'passthrough') return this.forward(h, headLen, kind, route.target, undefined)
@@ -716,7 +738,12 @@ export class ClientConnection implements UpstreamUser {
     }
     this.phase = HEAD
     if (this.buf !== undefined) this.readHead()
-    if (this.phase === HEAD && this.socket.isPaused()) this.socket.resume()
+    if (this.phase !== HEAD) return
+    if (this.ended) {
+      // Half-closed, and no whole request left: done.
+      this.phase = DONE
+      this.socket.end()
+    } else if (this.socket.isPaused()) this.socket.resume()
   }
 
   fail (err: Error): void {
