@@ -19,9 +19,13 @@ const SIMPLE_PRIMITIVES: ReadonlySet<string> = new Set<SimplePrimitiveName>([
   'uuid', 'binary', 'timestamp_ns', 'timestamptz_ns', 'unknown', 'variant'
 ])
 
-// Appendix C: "Readers should accept optional whitespace around parameters and separators".
-const DECIMAL = /^decimal\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)$/i
-const FIXED = /^fixed\s*\[\s*(\d+)\s*\]$/i
+// Appendix C: "Readers should accept optional whitespace around parameters and separators in
+// parameterized type strings": inside the brackets only, as Java's `Types.fromTypeName` reads them
+// (`decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)`, matched whole on the lower-cased string). So
+// `decimal( 10 , 2 )` is decimal(10, 2), while `decimal (10,2)` and ` long ` are not type strings
+// (Java, iceberg-rust and PyIceberg refuse them too).
+const DECIMAL = /^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$/i
+const FIXED = /^fixed\[\s*(\d+)\s*\]$/i
 const GEOMETRY = /^geometry\s*(?:\(\s*([^(),\s][^(),]*?)\s*\))?$/i
 const GEOGRAPHY = /^geography\s*(?:\(\s*([^(),\s][^(),]*?)\s*(?:,\s*([A-Za-z_]+)\s*)?\))?$/i
 
@@ -48,10 +52,9 @@ function readPrimitive (text: string): { type?: PrimitiveType, problem?: string 
 
 function readPrimitiveUncached (text: string): { type?: PrimitiveType, problem?: string } {
   if (typeof text !== 'string') return { problem: 'not a string' }
-  const s = text.trim()
-  const lower = s.toLowerCase()
+  const lower = text.toLowerCase()
   if (SIMPLE_PRIMITIVES.has(lower)) return { type: Object.freeze({ kind: lower as SimplePrimitiveName }) }
-  let m = DECIMAL.exec(s)
+  let m = DECIMAL.exec(text)
   if (m) {
     const precision = Number(m[1])
     const scale = Number(m[2])
@@ -59,15 +62,15 @@ function readPrimitiveUncached (text: string): { type?: PrimitiveType, problem?:
     if (scale > precision) return { problem: `decimal scale ${scale} exceeds precision ${precision}` }
     return { type: { kind: 'decimal', precision, scale } }
   }
-  m = FIXED.exec(s)
+  m = FIXED.exec(text)
   if (m) {
     const length = Number(m[1])
     if (!Number.isSafeInteger(length) || length < 1) return { problem: `fixed length must be at least 1, got ${m[1]}` }
     return { type: { kind: 'fixed', length } }
   }
-  m = GEOMETRY.exec(s)
+  m = GEOMETRY.exec(text)
   if (m) return { type: m[1] === undefined ? { kind: 'geometry' } : { kind: 'geometry', crs: m[1] } }
-  m = GEOGRAPHY.exec(s)
+  m = GEOGRAPHY.exec(text)
   if (m) {
     if (m[1] === undefined) return { type: { kind: 'geography' } }
     return { type: m[2] === undefined ? { kind: 'geography', crs: m[1] } : { kind: 'geography', crs: m[1], algorithm: m[2].toLowerCase() } }

@@ -40,7 +40,9 @@ function tableOf (schemas: unknown[], current: number, extra: Record<string, unk
 
 t.test('parsePrimitiveType', async t => {
   t.same(parsePrimitiveType('LONG'), { kind: 'long' })
-  t.same(parsePrimitiveType(' decimal( 10 ,2 ) '), { kind: 'decimal', precision: 10, scale: 2 })
+  // Appendix C: whitespace around parameters and separators, inside the brackets (Java Types.fromTypeName).
+  t.same(parsePrimitiveType('decimal( 10 ,2 )'), { kind: 'decimal', precision: 10, scale: 2 })
+  for (const outside of [' decimal(10,2) ', 'decimal (10,2)', 'fixed [16]', ' long', 'long ']) t.equal(parsePrimitiveType(outside), undefined, `${JSON.stringify(outside)}: whitespace outside the parameters`)
   t.same(parsePrimitiveType('decimal(38, 38)'), { kind: 'decimal', precision: 38, scale: 38 })
   t.equal(parsePrimitiveType('decimal(39, 2)'), undefined)
   t.equal(parsePrimitiveType('decimal(0, 0)'), undefined)
