@@ -252,9 +252,11 @@ class Reader {
     if (id === undefined || name === undefined || typeof required !== 'boolean' || type === undefined) return undefined
     const field: { -readonly [K in keyof NestedField]: NestedField[K] } = { id, name, required, type }
     if (typeof doc === 'string') field.doc = doc
-    // JSON has no undefined, so a key that is there has a value (null included).
-    if (src['initial-default'] !== undefined) field.initialDefault = src['initial-default']
-    if (src['write-default'] !== undefined) field.writeDefault = src['write-default']
+    // A null default is no default (spec "Default values": "if either default is not set ... the
+    // default value is null"); Java's SchemaParser fails on a JSON null here instead (it hands null to
+    // Expressions.lit), which docs/engines.md lists among the differences.
+    if (src['initial-default'] !== undefined && src['initial-default'] !== null) field.initialDefault = src['initial-default']
+    if (src['write-default'] !== undefined && src['write-default'] !== null) field.writeDefault = src['write-default']
     return field
   }
 
@@ -288,7 +290,9 @@ class Reader {
     }
     const kind = own(json, 'type')
     if (kind !== 'struct') this.issue('type', kind === undefined ? 'Cannot parse schema: missing "type": "struct"' : 'Cannot parse schema: "type" must be "struct"')
-    const rawSchemaId = own(json, 'schema-id')
+    // Optional members read a JSON null as absent, as Java's SchemaParser does (getIntOrNull,
+    // getIntegerSetOrNull, getStringOrNull); required ones (fields, id, name, type, required) do not.
+    const rawSchemaId = own(json, 'schema-id') ?? undefined
     const schemaId = rawSchemaId === undefined ? undefined : toInt(rawSchemaId)
     if (rawSchemaId !== undefined && schemaId === undefined) this.issue('schema-id', 'Cannot parse schema-id: not an integer')
     const rawIdent = own(json, 'identifier-field-ids')

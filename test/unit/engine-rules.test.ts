@@ -201,7 +201,7 @@ t.test('evaluateCommit: flows, verdicts and explanations', async t => {
   t.equal(replace.verdict, 'allow')
 
   // View: structural checks only.
-  const view = evaluateCommit({ request: { updates: [{ action: 'add-schema', schema: { type: 'struct', fields: [{ id: 1, name: 'a', required: true, type: 'variant' }, { id: 1, name: 'a', required: false, type: 'int' }] } }, { action: 'add-view-version', 'view-version': { 'version-id': 1, 'schema-id': -1 } }] }, settings: SPEC_ONLY_SETTINGS, target: 'view' })
+  const view = evaluateCommit({ request: { updates: [{ action: 'add-schema', schema: { type: 'struct', fields: [{ id: 1, name: 'a', required: true, type: 'variant' }, { id: 1, name: 'a', required: false, type: 'int' }] } }, { action: 'add-view-version', 'view-version': { 'version-id': 1, 'schema-id': -1, 'timestamp-ms': 1, summary: {}, representations: [], 'default-namespace': ['db'] } }] }, settings: SPEC_ONLY_SETTINGS, target: 'view' })
   t.equal(view.flow, 'view')
   t.same(view.findings.map(f => f.rule).sort(), ['FIELD_ID_UNIQUE', 'FIELD_NAME_UNIQUE'])
 
