@@ -32,6 +32,9 @@ const GEOGRAPHY = /^geography\s*(?:\(\s*([^(),\s][^(),]*?)\s*(?:,\s*([A-Za-z_]+)
 /** Highest decimal precision (spec "Primitive Types": precision must be 38 or less). */
 export const MAX_DECIMAL_PRECISION = 38
 
+/** Longest fixed type: Java reads the length as an int (Integer.parseInt). */
+const MAX_FIXED_LENGTH = 2 ** 31 - 1
+
 /** Parses a primitive type string such as `long`, `decimal(10, 2)`, `fixed[16]`, `geography(OGC:CRS84, karney)`. */
 export function parsePrimitiveType (text: string): PrimitiveType | undefined {
   return readPrimitive(text).type
@@ -64,8 +67,10 @@ function readPrimitiveUncached (text: string): { type?: PrimitiveType, problem?:
   }
   m = FIXED.exec(text)
   if (m) {
+    // Any 32-bit length, 0 included: the spec sets no minimum, and Java (FixedType.ofLength),
+    // iceberg-go (TestFixedType: "fixed[0]") and iceberg-rust all read fixed[0].
     const length = Number(m[1])
-    if (!Number.isSafeInteger(length) || length < 1) return { problem: `fixed length must be at least 1, got ${m[1]}` }
+    if (length > MAX_FIXED_LENGTH) return { problem: `fixed length must be at most ${MAX_FIXED_LENGTH}, got ${m[1]}` }
     return { type: { kind: 'fixed', length } }
   }
   m = GEOMETRY.exec(text)
