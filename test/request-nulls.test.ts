@@ -100,7 +100,18 @@ function commitBody (): Record<string, unknown> {
       { action: 'remove-properties', removals: ['gone'] },
       { action: 'set-location', location: 's3://warehouse/db/t' },
       { action: 'set-snapshot-ref', 'ref-name': 'audit', 'snapshot-id': `@${BIG}`, type: 'branch', 'min-snapshots-to-keep': 1, 'max-snapshot-age-ms': 86400000, 'max-ref-age-ms': 86400000 },
-      { action: 'remove-snapshot-ref', 'ref-name': 'old' }
+      { action: 'remove-snapshot-ref', 'ref-name': 'old' },
+      { action: 'assign-uuid', uuid: UUID },
+      { action: 'add-snapshot', snapshot: { 'sequence-number': 2, 'snapshot-id': 7, 'timestamp-ms': 1700000000001, summary: { operation: 'append' }, 'manifest-list': 's3://warehouse/db/t/metadata/snap-7.avro', 'schema-id': 1 } },
+      { action: 'remove-snapshots', 'snapshot-ids': [5] },
+      { action: 'set-statistics', 'snapshot-id': `@${BIG}`, statistics: { 'snapshot-id': `@${BIG}`, 'statistics-path': 's3://warehouse/db/t/stats.puffin', 'file-size-in-bytes': 10, 'file-footer-size-in-bytes': 5, 'blob-metadata': [] } },
+      { action: 'remove-statistics', 'snapshot-id': 5 },
+      { action: 'set-partition-statistics', 'partition-statistics': { 'snapshot-id': `@${BIG}`, 'statistics-path': 's3://warehouse/db/t/partition-stats.parquet', 'file-size-in-bytes': 10 } },
+      { action: 'remove-partition-statistics', 'snapshot-id': 5 },
+      { action: 'remove-partition-specs', 'spec-ids': [] },
+      { action: 'remove-schemas', 'schema-ids': [] },
+      { action: 'add-encryption-key', 'encryption-key': { 'key-id': 'k1', 'encrypted-key-metadata': 'AAAA' } },
+      { action: 'remove-encryption-key', 'key-id': 'k0' }
     ]
   }
 }
@@ -141,7 +152,16 @@ const bodies = {
   'update-view': () => ({
     identifier: { namespace: ['db'], name: 'v' },
     requirements: [{ type: 'assert-view-uuid', uuid: UUID }],
-    updates: [{ action: 'add-schema', schema: viewSchema() }, { action: 'add-view-version', 'view-version': { ...viewVersion(), 'schema-id': -1 } }, { action: 'set-current-view-version', 'view-version-id': -1 }]
+    updates: [
+      { action: 'add-schema', schema: viewSchema() },
+      { action: 'add-view-version', 'view-version': { ...viewVersion(), 'schema-id': -1 } },
+      { action: 'set-current-view-version', 'view-version-id': -1 },
+      { action: 'assign-uuid', uuid: UUID },
+      { action: 'upgrade-format-version', 'format-version': 1 },
+      { action: 'set-location', location: 's3://warehouse/db/v' },
+      { action: 'set-properties', updates: { comment: 'c' } },
+      { action: 'remove-properties', removals: ['gone'] }
+    ]
   })
 } satisfies Record<GatedKind, () => Record<string, unknown>>
 
@@ -259,7 +279,19 @@ function commitRows (kind: 'update-table' | 'transaction', at: string): Row[] {
     opt(kind, `${u(10)}/min-snapshots-to-keep`, 'MetadataUpdateParser.readSetSnapshotRef: JsonUtil.getIntOrNull'),
     opt(kind, `${u(10)}/max-snapshot-age-ms`, 'MetadataUpdateParser.readSetSnapshotRef: JsonUtil.getLongOrNull'),
     opt(kind, `${u(10)}/max-ref-age-ms`, 'MetadataUpdateParser.readSetSnapshotRef: JsonUtil.getLongOrNull'),
-    req(kind, `${u(11)}/ref-name`, 'MetadataUpdateParser.readRemoveSnapshotRef: JsonUtil.getString')
+    req(kind, `${u(11)}/ref-name`, 'MetadataUpdateParser.readRemoveSnapshotRef: JsonUtil.getString'),
+    req(kind, `${u(12)}/uuid`, 'MetadataUpdateParser.readAssignUUID: JsonUtil.getString'),
+    req(kind, `${u(13)}/snapshot`, 'MetadataUpdateParser.readAddSnapshot: JsonUtil.get'),
+    req(kind, `${u(14)}/snapshot-ids`, 'MetadataUpdateParser.readRemoveSnapshots: getLongSetOrNull, then "must be non-null"'),
+    opt(kind, `${u(15)}/snapshot-id`, 'MetadataUpdateParser.readSetStatistics never reads the deprecated snapshot-id'),
+    req(kind, `${u(15)}/statistics`, 'MetadataUpdateParser.readSetStatistics: JsonUtil.get'),
+    req(kind, `${u(16)}/snapshot-id`, 'MetadataUpdateParser.readRemoveStatistics: JsonUtil.getLong'),
+    req(kind, `${u(17)}/partition-statistics`, 'MetadataUpdateParser.readSetPartitionStatistics: JsonUtil.get'),
+    req(kind, `${u(18)}/snapshot-id`, 'MetadataUpdateParser.readRemovePartitionStatistics: JsonUtil.getLong'),
+    req(kind, `${u(19)}/spec-ids`, 'MetadataUpdateParser.readRemovePartitionSpecs: JsonUtil.getIntegerSet'),
+    req(kind, `${u(20)}/schema-ids`, 'MetadataUpdateParser.readRemoveSchemas: JsonUtil.getIntegerSet'),
+    req(kind, `${u(21)}/encryption-key`, 'MetadataUpdateParser.readAddEncryptionKey: "must be non-null object"'),
+    req(kind, `${u(22)}/key-id`, 'MetadataUpdateParser.readRemoveEncryptionKey: JsonUtil.getString')
   ]
 }
 
@@ -300,7 +332,12 @@ const ROWS: readonly Row[] = [
   req('update-view', '/updates/1/view-version/schema-id', 'ViewVersionParser.fromJson: JsonUtil.getInt'),
   req('update-view', '/updates/1/view-version/version-id', 'ViewVersionParser.fromJson: JsonUtil.getInt'),
   opt('update-view', '/updates/1/view-version/default-catalog', 'ViewVersionParser.fromJson: JsonUtil.getStringOrNull'),
-  req('update-view', '/updates/2/view-version-id', 'MetadataUpdateParser.readCurrentViewVersionId: JsonUtil.getInt')
+  req('update-view', '/updates/2/view-version-id', 'MetadataUpdateParser.readCurrentViewVersionId: JsonUtil.getInt'),
+  req('update-view', '/updates/3/uuid', 'MetadataUpdateParser.readAssignUUID: JsonUtil.getString'),
+  req('update-view', '/updates/4/format-version', 'MetadataUpdateParser.readUpgradeFormatVersion: JsonUtil.getInt'),
+  req('update-view', '/updates/5/location', 'MetadataUpdateParser.readSetLocation: JsonUtil.getString'),
+  req('update-view', '/updates/6/updates', 'MetadataUpdateParser.readSetProperties: JsonUtil.getStringMap'),
+  req('update-view', '/updates/7/removals', 'MetadataUpdateParser.readRemoveProperties: JsonUtil.getStringSet')
 ]
 
 /** Segments of a JSON Pointer (RFC 6901). */
