@@ -15,7 +15,8 @@ const MAX_DEPTH = 200
 /** Reads a type; `problem` says what is wrong when it cannot. */
 export function readTypeInput (input: unknown): { type?: IcebergType, problem?: string } {
   if (typeof input === 'string') {
-    const primitive = parsePrimitiveType(input)
+    // A person's spelling may carry spaces around it; wire type strings may not (parse.ts).
+    const primitive = parsePrimitiveType(input.trim())
     if (primitive !== undefined) return { type: primitive }
     try {
       return contractToType(parseContractType(input))

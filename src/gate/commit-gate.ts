@@ -16,6 +16,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { principalFromHeaders } from '../audit/principal.js'
 import type { AuditRecord, AuditSink, AuditVerdict } from '../audit/audit-log.js'
+import { viewVersionIssues } from '../iceberg/apply-commit.js'
 import type { TableMetadata } from '../iceberg/types.js'
 import type { Finding, RuleSettings } from '../rules/rule.js'
 import { hasContentCoding, needsGate } from '../http/commit-scan.js'
@@ -240,12 +241,16 @@ export async function gateCommit (input: GateInput, deps: GateDeps): Promise<Gat
 async function gateTableCommit (input: GateInput, deps: GateDeps, trail: Trail, body: Record<string, unknown>): Promise<GateOutcome> {
   const table: TableRef = { prefix: input.ident.prefix, namespace: input.ident.namespace, name: input.ident.table ?? '' }
   trail.tables = [tableName(table)]
-  // The Java client omits the identifier on single-table commits; when present it must name the path's table.
-  if (body.identifier !== undefined) {
+  // The Java client omits the identifier on single-table commits; when present it must name the
+  // path's table. It is optional here, and Java reads a null identifier as absent (hasNonNull).
+  if (body.identifier !== undefined && body.identifier !== null) {
     const id = readIdentifier(body.identifier)
-    if (id === undefined || tableName(id) !== tableName(table)) {
+    if ('problem' in id) {
+      return refuse(input, deps, trail, badRequest(`Cannot commit to ${tableName(table)}: the body's identifier ${id.problem}`))
+    }
+    if (tableName(id) !== tableName(table)) {
       return refuse(input, deps, trail, badRequest(
-        `Cannot commit to ${tableName(table)}: the body's identifier ${id === undefined ? 'is malformed' : `names ${tableName(id)}`}, not the table in the request path`))
+        `Cannot commit to ${tableName(table)}: the body's identifier names ${tableName(id)}, not the table in the request path`))
     }
   }
   const grant = checkOverride(input, deps, [table])
@@ -263,10 +268,10 @@ async function gateTransaction (input: GateInput, deps: GateDeps, trail: Trail, 
   }
   const entries: Entry[] = []
   for (const [i, change] of changes.entries()) {
-    const id = isJsonObject(change) ? readIdentifier(change.identifier) : undefined
-    if (!isJsonObject(change) || id === undefined) {
+    const id = isJsonObject(change) ? readIdentifier(change.identifier) : { problem: 'is missing (the change is not an object)' }
+    if (!isJsonObject(change) || 'problem' in id) {
       // Java CommitTransactionRequest.validate(): every change names its table.
-      return refuse(input, deps, trail, badRequest(`Invalid table changes: table identifier is required (table-changes[${i}])`))
+      return refuse(input, deps, trail, badRequest(`Cannot commit transaction: table identifier is required (table-changes[${i}].identifier ${'problem' in id ? id.problem : 'is missing'})`))
     }
     entries.push({ table: { prefix: input.ident.prefix, ...id }, request: change, at: ['table-changes', i] })
   }
@@ -296,7 +301,20 @@ async function gateCreate (input: GateInput, deps: GateDeps, trail: Trail, body:
 async function gateView (input: GateInput, deps: GateDeps, trail: Trail, body: Record<string, unknown>, create: boolean): Promise<GateOutcome> {
   const name = create ? body.name : input.ident.table
   if (typeof name !== 'string' || name === '') {
-    return refuse(input, deps, trail, badRequest('Cannot create view: the request has no name'))
+    return refuse(input, deps, trail, badRequest(`Cannot create view: the request has no name${body.name === null ? ' (name is null)' : ''}`))
+  }
+  if (create) {
+    // CreateViewRequest requires these; Java's parser refuses each when null (JsonUtil.get,
+    // getStringMap). `location` is optional and a null there is absent (getStringOrNull).
+    const missing = ['schema', 'view-version', 'properties'].filter(k => body[k] === null)
+    if (missing.length > 0) {
+      return refuse(input, deps, trail, badRequest(`Cannot create view ${name}: ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} null (required)`))
+    }
+    const version = body['view-version']
+    const problems = isJsonObject(version) ? viewVersionIssues(version, 'view-version') : []
+    if (problems.length > 0) {
+      return refuse(input, deps, trail, badRequest(`Cannot create view ${name}: ${problems.map(p => `${p.message} (at ${p.at})`).join('; ')}`))
+    }
   }
   const table: TableRef = { prefix: input.ident.prefix, namespace: input.ident.namespace, name }
   trail.tables = [tableName(table)]
@@ -322,6 +340,12 @@ async function gateRegister (input: GateInput, deps: GateDeps, trail: Trail, bod
   const table: TableRef = { prefix: input.ident.prefix, namespace: input.ident.namespace, name: body.name }
   trail.tables = [tableName(table)]
   trail.flows = ['register']
+  const location = body['metadata-location']
+  if (typeof location !== 'string' || location === '') {
+    // Required by RegisterTableRequest and RegisterViewRequest; `overwrite` is optional and a null there is absent (Java
+    // getBoolOrNull; iceberg-rust writes `"overwrite": null` when unset).
+    return refuse(input, deps, trail, badRequest(`Cannot register ${what} ${tableName(table)}: metadata-location ${location === null ? 'is null' : location === undefined ? 'is missing' : 'must be a non-empty string'}`))
+  }
   // A refusal is a permission matter: 403 ForbiddenException.
   const permission = deps.registration?.(table) ?? { allowed: true }
   if (!permission.allowed) {
@@ -648,11 +672,15 @@ function oneLine (s: string, max = 1000): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
 }
 
-function readIdentifier (v: unknown): { namespace: string[], name: string } | undefined {
-  if (!isJsonObject(v)) return undefined
+/** A TableIdentifier: both members are required by the spec, so a null in either is named. */
+function readIdentifier (v: unknown): { namespace: string[], name: string } | { problem: string } {
+  if (!isJsonObject(v)) return { problem: v === undefined ? 'is missing' : v === null ? 'is null' : 'must be an object' }
   const ns = v.namespace
   const name = v.name
-  if (!Array.isArray(ns) || !ns.every(p => typeof p === 'string') || typeof name !== 'string' || name === '') return undefined
+  if (!Array.isArray(ns) || !ns.every(p => typeof p === 'string')) {
+    return { problem: `namespace ${ns === null ? 'is null (required)' : ns === undefined ? 'is missing' : 'must be an array of strings'}` }
+  }
+  if (typeof name !== 'string' || name === '') return { problem: `name ${name === null ? 'is null (required)' : 'must be a non-empty string'}` }
   return { namespace: ns as string[], name }
 }
 

@@ -77,8 +77,13 @@ export function evaluateCommit (input: CommitInput): Evaluation {
   const target = input.target ?? 'table'
   const requirements = Array.isArray(input.request.requirements) ? input.request.requirements : []
   const updates = Array.isArray(input.request.updates) ? input.request.updates : []
-  const issues: ApplyIssue[] = [...requirementIssues(input.request.requirements)]
-  if (input.request.updates !== undefined && !Array.isArray(input.request.updates)) issues.push({ at: 'updates', message: 'Cannot read updates: not an array' })
+  // CommitTableRequest requires `requirements`, so a null there is a 400; CommitViewRequest makes
+  // it optional, and Java reads an optional null as absent (UpdateTableRequestParser: hasNonNull).
+  const rawRequirements = target === 'view' && input.request.requirements === null ? undefined : input.request.requirements
+  const issues: ApplyIssue[] = [...requirementIssues(rawRequirements)]
+  if (input.request.updates !== undefined && !Array.isArray(input.request.updates)) {
+    issues.push({ at: 'updates', message: `Cannot read updates: ${input.request.updates === null ? 'null (required: an array)' : 'not an array'}` })
+  }
 
   // A view has no table metadata to check table requirements against.
   const conflicts = target === 'view' && input.base === undefined ? [] : checkRequirements(input.base, requirements)
@@ -160,29 +165,37 @@ export function evaluateCreate (input: CreateInput): Evaluation {
     issues.push({ at: '', message: 'Cannot create table: request body must be a JSON object' })
     return judge({ flow: 'create', applied: applyUpdates(undefined, []), issues, settings: input.settings })
   }
+  // Members are read as Jackson reads them into Java's CreateTableRequest bean (the clients' own
+  // serialiser, RESTObjectMapper, writes every unset member as null): a null optional member is
+  // absent (location, partition-spec, write-order, properties), a null required one is a 400
+  // (name, schema), and so is a null stage-create, which the bean's validate() refuses.
   const name = own(req, 'name')
-  if (typeof name !== 'string' || name.length === 0) issues.push({ at: 'name', message: 'Cannot create table: name must be a non-empty string' })
-  const props = own(req, 'properties')
+  if (typeof name !== 'string' || name.length === 0) issues.push({ at: 'name', message: `Cannot create table: name ${name === null ? 'is null (required: a non-empty string)' : 'must be a non-empty string'}` })
+  const props = own(req, 'properties') ?? undefined
   if (props !== undefined && !isObject(props)) issues.push({ at: 'properties', message: 'Cannot create table: properties must be an object of strings' })
+  const stage = own(req, 'stage-create')
+  if (stage !== undefined && typeof stage !== 'boolean') issues.push({ at: 'stage-create', message: `Cannot create table: stage-create ${stage === null ? 'is null (Java refuses it: "Invalid stageCreate flag: null")' : 'must be a boolean'}` })
   const rawVersion = isObject(props) ? own(props, 'format-version') : undefined
   const version = rawVersion === undefined ? 2 : toInt(typeof rawVersion === 'string' && /^\d+$/.test(rawVersion) ? Number(rawVersion) : rawVersion)
   if (version !== 1 && version !== 2 && version !== 3) issues.push({ at: 'properties.format-version', message: `Cannot create table: unsupported format-version ${String(rawVersion)}` })
-  if (own(req, 'schema') === undefined) issues.push({ at: 'schema', message: 'Cannot create table: schema is missing' })
+  const schema = own(req, 'schema') ?? undefined
+  if (schema === undefined) issues.push({ at: 'schema', message: `Cannot create table: schema is ${own(req, 'schema') === null ? 'null (required)' : 'missing'}` })
 
   // Paths of synthesized updates map back to the request's own keys.
   const updates: unknown[] = []
   const origin: string[] = []
   const add = (u: unknown, from: string): void => { updates.push(u); origin.push(from) }
   add({ action: 'upgrade-format-version', 'format-version': version === 1 || version === 3 ? version : 2 }, 'properties.format-version')
-  if (own(req, 'schema') !== undefined) {
-    add({ action: 'add-schema', schema: own(req, 'schema') }, '')
+  if (schema !== undefined) {
+    add({ action: 'add-schema', schema }, '')
     add({ action: 'set-current-schema', 'schema-id': -1 }, 'schema')
   }
   add({ action: 'add-spec', spec: own(req, 'partition-spec') ?? { 'spec-id': 0, fields: [] } }, 'partition-spec')
   add({ action: 'set-default-spec', 'spec-id': -1 }, 'partition-spec')
   add({ action: 'add-sort-order', 'sort-order': own(req, 'write-order') ?? { 'order-id': 0, fields: [] } }, 'write-order')
   add({ action: 'set-default-sort-order', 'sort-order-id': -1 }, 'write-order')
-  if (own(req, 'location') !== undefined) add({ action: 'set-location', location: own(req, 'location') }, 'location')
+  const location = own(req, 'location') ?? undefined
+  if (location !== undefined) add({ action: 'set-location', location }, 'location')
   if (isObject(props)) add({ action: 'set-properties', updates: props }, 'properties')
 
   const applied = applyUpdates(undefined, updates)

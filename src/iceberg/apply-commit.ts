@@ -165,10 +165,11 @@ export function applyUpdates (base: TableMetadata | undefined, updates: unknown[
       }
       case 'add-schema': {
         const raw = own(u, 'schema')
-        if (raw === undefined) { read.bad('schema', 'is missing'); failedAdd = true; return }
+        if (raw === undefined || raw === null) { read.bad('schema', problemOf(raw, 'an object')); failedAdd = true; return }
         const lc = own(u, 'last-column-id')
-        // Deprecated and ignored (reference §2.6); only its shape is checked.
-        if (lc !== undefined && toInt(lc) === undefined) read.bad('last-column-id', 'must be an integer')
+        // Deprecated and ignored (reference §2.6; Java's readAddSchema never reads it); only its
+        // shape is checked, and a JSON null is absent.
+        if (lc !== undefined && lc !== null && toInt(lc) === undefined) read.bad('last-column-id', 'must be an integer')
         const parsed = parseSchemaShape(raw, `${read.at}.schema`, issues)
         if (parsed === undefined) { failedAdd = true; lastAddedSchemaId = undefined; return }
         const existing = schemas.find(s => sameSchema(s, parsed))
@@ -294,7 +295,9 @@ export function applyUpdates (base: TableMetadata | undefined, updates: unknown[
         // Java also reads the legacy `updated` key.
         const key = own(u, 'updates') !== undefined ? 'updates' : own(u, 'updated') !== undefined ? 'updated' : 'updates'
         const v = own(u, key)
-        if (!isObject(v) || Object.values(v).some(x => typeof x !== 'string')) { read.bad(key, 'must be an object of strings'); return }
+        if (!isObject(v)) { read.bad(key, problemOf(v, 'an object of strings')); return }
+        const bad = Object.keys(v).find(k => typeof v[k] !== 'string')
+        if (bad !== undefined) { read.bad(`${key}.${bad}`, problemOf(v[bad], 'a string')); return }
         properties ??= Object.assign(plainRecord<string>(), start.properties)
         for (const [k, x] of Object.entries(v)) properties[k] = x as string
         return
@@ -302,7 +305,8 @@ export function applyUpdates (base: TableMetadata | undefined, updates: unknown[
       case 'remove-properties': {
         const key = own(u, 'removals') !== undefined ? 'removals' : own(u, 'removed') !== undefined ? 'removed' : 'removals'
         const v = own(u, key)
-        if (!Array.isArray(v) || v.some(x => typeof x !== 'string')) { read.bad(key, 'must be an array of strings'); return }
+        if (!Array.isArray(v)) { read.bad(key, problemOf(v, 'an array of strings')); return }
+        if (v.some(x => typeof x !== 'string')) { read.bad(key, 'must be an array of strings'); return }
         properties ??= Object.assign(plainRecord<string>(), start.properties)
         for (const k of v as string[]) delete properties[k]
         return
@@ -332,7 +336,10 @@ export function applyUpdates (base: TableMetadata | undefined, updates: unknown[
       }
       case 'add-view-version': {
         const vv = own(u, 'view-version')
-        if (!isObject(vv)) { read.bad('view-version', 'must be an object'); return }
+        if (!isObject(vv)) { read.bad('view-version', problemOf(vv, 'an object')); return }
+        const before = issues.length
+        issues.push(...viewVersionIssues(vv, `${read.at}.view-version`))
+        if (issues.length > before) return
         // A view's current schema is the one its current version names; -1 = added in this commit.
         const sid = toInt(own(vv, 'schema-id'))
         if (sid === undefined) { read.bad('view-version.schema-id', 'must be an integer'); return }
@@ -393,13 +400,13 @@ class UpdateReader {
 
   int (field: string): number | undefined {
     const v = toInt(own(this.u, field))
-    if (v === undefined) this.bad(field, own(this.u, field) === undefined ? 'is missing' : 'must be an integer')
+    if (v === undefined) this.bad(field, problemOf(own(this.u, field), 'an integer'))
     return v
   }
 
   str (field: string): string | undefined {
     const v = own(this.u, field)
-    if (typeof v !== 'string') { this.bad(field, v === undefined ? 'is missing' : 'must be a string'); return undefined }
+    if (typeof v !== 'string') { this.bad(field, problemOf(v, 'a string')); return undefined }
     return v
   }
 
@@ -411,9 +418,43 @@ class UpdateReader {
   }
 }
 
+/** ViewVersion's required members and their kinds (OpenAPI ViewVersion; Java ViewVersionParser). */
+const VIEW_VERSION_MEMBERS: ReadonlyArray<readonly [string, 'int' | 'long' | 'object' | 'array']> = [
+  ['version-id', 'int'], ['timestamp-ms', 'long'], ['schema-id', 'int'], ['summary', 'object'],
+  ['representations', 'array'], ['default-namespace', 'array']
+]
+
+/**
+ * Problems with a ViewVersion's members: each required member present, not null and of its kind,
+ * and `default-catalog` a string when not null (Java reads it with getStringOrNull). Java refuses
+ * every one of these before it applies anything, so the gate does too, naming the member.
+ */
+export function viewVersionIssues (vv: JsonObject, at: string): ApplyIssue[] {
+  const out: ApplyIssue[] = []
+  for (const [member, kind] of VIEW_VERSION_MEMBERS) {
+    const v = own(vv, member)
+    const ok = kind === 'int' ? toInt(v) !== undefined
+      : kind === 'long' ? toLongText(v) !== undefined && typeof v !== 'string'
+        : kind === 'object' ? isObject(v) : Array.isArray(v)
+    if (!ok) out.push({ at: `${at}.${member}`, message: `Cannot read view version: ${member} ${problemOf(v, kind === 'int' || kind === 'long' ? 'an integer' : kind === 'object' ? 'an object' : 'an array')}` })
+  }
+  const catalog = own(vv, 'default-catalog')
+  if (catalog !== undefined && catalog !== null && typeof catalog !== 'string') out.push({ at: `${at}.default-catalog`, message: 'Cannot read view version: default-catalog must be a string' })
+  return out
+}
+
+/**
+ * What is wrong with a required member: missing, null, or of another kind. The spec requires every
+ * member these readers read, and Java's parsers refuse a JSON null in each (JsonUtil.getString,
+ * getInt, get), so a null is named as such rather than read as absent.
+ */
+function problemOf (v: unknown, kind: string): string {
+  return v === undefined ? 'is missing' : v === null ? `is null (required: ${kind})` : `must be ${kind}`
+}
+
 function checkShape (u: JsonObject, field: string, kind: string, read: UpdateReader): void {
   const v = own(u, field)
-  if (v === undefined) { read.bad(field, 'is missing'); return }
+  if (v === undefined || v === null) { read.bad(field, problemOf(v, kind === 'int' || kind === 'long' ? 'an integer' : kind === 'object' ? 'an object' : kind === 'array' ? 'an array' : 'a string')); return }
   const ok = kind === 'object' ? isObject(v)
     : kind === 'array' ? Array.isArray(v)
       : kind === 'int' ? toInt(v) !== undefined

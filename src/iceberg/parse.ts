@@ -19,14 +19,21 @@ const SIMPLE_PRIMITIVES: ReadonlySet<string> = new Set<SimplePrimitiveName>([
   'uuid', 'binary', 'timestamp_ns', 'timestamptz_ns', 'unknown', 'variant'
 ])
 
-// Appendix C: "Readers should accept optional whitespace around parameters and separators".
-const DECIMAL = /^decimal\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)$/i
-const FIXED = /^fixed\s*\[\s*(\d+)\s*\]$/i
+// Appendix C: "Readers should accept optional whitespace around parameters and separators in
+// parameterized type strings": inside the brackets only, as Java's `Types.fromTypeName` reads them
+// (`decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)`, matched whole on the lower-cased string). So
+// `decimal( 10 , 2 )` is decimal(10, 2), while `decimal (10,2)` and ` long ` are not type strings
+// (Java, iceberg-rust and PyIceberg refuse them too).
+const DECIMAL = /^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$/i
+const FIXED = /^fixed\[\s*(\d+)\s*\]$/i
 const GEOMETRY = /^geometry\s*(?:\(\s*([^(),\s][^(),]*?)\s*\))?$/i
 const GEOGRAPHY = /^geography\s*(?:\(\s*([^(),\s][^(),]*?)\s*(?:,\s*([A-Za-z_]+)\s*)?\))?$/i
 
 /** Highest decimal precision (spec "Primitive Types": precision must be 38 or less). */
 export const MAX_DECIMAL_PRECISION = 38
+
+/** Longest fixed type: Java reads the length as an int (Integer.parseInt). */
+const MAX_FIXED_LENGTH = 2 ** 31 - 1
 
 /** Parses a primitive type string such as `long`, `decimal(10, 2)`, `fixed[16]`, `geography(OGC:CRS84, karney)`. */
 export function parsePrimitiveType (text: string): PrimitiveType | undefined {
@@ -48,10 +55,9 @@ function readPrimitive (text: string): { type?: PrimitiveType, problem?: string 
 
 function readPrimitiveUncached (text: string): { type?: PrimitiveType, problem?: string } {
   if (typeof text !== 'string') return { problem: 'not a string' }
-  const s = text.trim()
-  const lower = s.toLowerCase()
+  const lower = text.toLowerCase()
   if (SIMPLE_PRIMITIVES.has(lower)) return { type: Object.freeze({ kind: lower as SimplePrimitiveName }) }
-  let m = DECIMAL.exec(s)
+  let m = DECIMAL.exec(text)
   if (m) {
     const precision = Number(m[1])
     const scale = Number(m[2])
@@ -59,15 +65,17 @@ function readPrimitiveUncached (text: string): { type?: PrimitiveType, problem?:
     if (scale > precision) return { problem: `decimal scale ${scale} exceeds precision ${precision}` }
     return { type: { kind: 'decimal', precision, scale } }
   }
-  m = FIXED.exec(s)
+  m = FIXED.exec(text)
   if (m) {
+    // Any 32-bit length, 0 included: the spec sets no minimum, and Java (FixedType.ofLength),
+    // iceberg-go (TestFixedType: "fixed[0]") and iceberg-rust all read fixed[0].
     const length = Number(m[1])
-    if (!Number.isSafeInteger(length) || length < 1) return { problem: `fixed length must be at least 1, got ${m[1]}` }
+    if (length > MAX_FIXED_LENGTH) return { problem: `fixed length must be at most ${MAX_FIXED_LENGTH}, got ${m[1]}` }
     return { type: { kind: 'fixed', length } }
   }
-  m = GEOMETRY.exec(s)
+  m = GEOMETRY.exec(text)
   if (m) return { type: m[1] === undefined ? { kind: 'geometry' } : { kind: 'geometry', crs: m[1] } }
-  m = GEOGRAPHY.exec(s)
+  m = GEOGRAPHY.exec(text)
   if (m) {
     if (m[1] === undefined) return { type: { kind: 'geography' } }
     return { type: m[2] === undefined ? { kind: 'geography', crs: m[1] } : { kind: 'geography', crs: m[1], algorithm: m[2].toLowerCase() } }
@@ -249,9 +257,11 @@ class Reader {
     if (id === undefined || name === undefined || typeof required !== 'boolean' || type === undefined) return undefined
     const field: { -readonly [K in keyof NestedField]: NestedField[K] } = { id, name, required, type }
     if (typeof doc === 'string') field.doc = doc
-    // JSON has no undefined, so a key that is there has a value (null included).
-    if (src['initial-default'] !== undefined) field.initialDefault = src['initial-default']
-    if (src['write-default'] !== undefined) field.writeDefault = src['write-default']
+    // A null default is no default (spec "Default values": "if either default is not set ... the
+    // default value is null"); Java's SchemaParser fails on a JSON null here instead (it hands null to
+    // Expressions.lit), which docs/engines.md lists among the differences.
+    if (src['initial-default'] !== undefined && src['initial-default'] !== null) field.initialDefault = src['initial-default']
+    if (src['write-default'] !== undefined && src['write-default'] !== null) field.writeDefault = src['write-default']
     return field
   }
 
@@ -285,7 +295,9 @@ class Reader {
     }
     const kind = own(json, 'type')
     if (kind !== 'struct') this.issue('type', kind === undefined ? 'Cannot parse schema: missing "type": "struct"' : 'Cannot parse schema: "type" must be "struct"')
-    const rawSchemaId = own(json, 'schema-id')
+    // Optional members read a JSON null as absent, as Java's SchemaParser does (getIntOrNull,
+    // getIntegerSetOrNull, getStringOrNull); required ones (fields, id, name, type, required) do not.
+    const rawSchemaId = own(json, 'schema-id') ?? undefined
     const schemaId = rawSchemaId === undefined ? undefined : toInt(rawSchemaId)
     if (rawSchemaId !== undefined && schemaId === undefined) this.issue('schema-id', 'Cannot parse schema-id: not an integer')
     const rawIdent = own(json, 'identifier-field-ids')

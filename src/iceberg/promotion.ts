@@ -25,7 +25,8 @@ export function isPromotionAllowed (from: PrimitiveType, to: PrimitiveType, form
     case 'decimal': return to.kind === 'decimal' && to.scale === from.scale && to.precision > from.precision
     // v3: date → timestamp/timestamp_ns, never to the tz variants (values have no zone).
     case 'date': return formatVersion >= 3 && (to.kind === 'timestamp' || to.kind === 'timestamp_ns')
-    // v3: a column of unknown type holds only nulls, so any type can take its place.
+    // v3: a column of unknown type holds only nulls, so any primitive type can take its place
+    // (a nested one cannot: FIELD_KIND_STABLE).
     case 'unknown': return formatVersion >= 3
     default: return false
   }

@@ -26,11 +26,13 @@ const REQUIREMENTS: Readonly<Record<string, Readonly<Record<string, Field>>>> = 
 }
 
 function fieldProblem (value: unknown, kind: Field): string | undefined {
-  if (kind === 'string') return typeof value === 'string' ? undefined : value === undefined ? 'missing' : 'not a string'
-  if (kind === 'int') return toInt(value) !== undefined ? undefined : value === undefined ? 'missing' : 'not an integer'
-  // "required but nullable": null means "the ref must not exist".
-  if (value === null) return undefined
-  return toLongText(value) !== undefined && typeof value !== 'string' ? undefined : value === undefined ? 'missing (use null for "must not exist")' : 'not an integer'
+  if (kind === 'string') return typeof value === 'string' ? undefined : value === undefined ? 'missing' : value === null ? 'null (required: a string)' : 'not a string'
+  if (kind === 'int') return toInt(value) !== undefined ? undefined : value === undefined ? 'missing' : value === null ? 'null (required: an integer)' : 'not an integer'
+  // "required but nullable": null means "the ref must not exist". Java reads a missing
+  // snapshot-id the same way (UpdateRequirementParser: JsonUtil.getLongOrNull), and so does
+  // iceberg-rust (`Option<i64>`); PyIceberg always writes it, null included.
+  if (value === null || value === undefined) return undefined
+  return toLongText(value) !== undefined && typeof value !== 'string' ? undefined : 'not an integer'
 }
 
 /** Each type's fields as a list, so a check walks it without building entries per requirement. */
@@ -43,14 +45,14 @@ const REQUIREMENT_FIELDS: ReadonlyMap<string, ReadonlyArray<readonly [string, Fi
  */
 export function requirementIssues (requirements: unknown): ParseIssue[] {
   if (requirements === undefined) return []
-  if (!Array.isArray(requirements)) return [{ at: 'requirements', message: 'Cannot read requirements: not an array' }]
+  if (!Array.isArray(requirements)) return [{ at: 'requirements', message: `Cannot read requirements: ${requirements === null ? 'null (required: an array)' : 'not an array'}` }]
   const issues: ParseIssue[] = []
   for (let i = 0; i < requirements.length; i++) {
     const r: unknown = requirements[i]
     // Paths are spelled only for a problem: a well-formed list builds no strings.
     if (!isObject(r)) { issues.push({ at: `requirements[${i}]`, message: 'Cannot read requirement: expected an object' }); continue }
     const type = own(r, 'type')
-    if (typeof type !== 'string') { issues.push({ at: `requirements[${i}].type`, message: 'Cannot read requirement: missing type' }); continue }
+    if (typeof type !== 'string') { issues.push({ at: `requirements[${i}].type`, message: `Cannot read requirement: ${type === null ? 'type is null' : type === undefined ? 'missing type' : 'type is not a string'}` }); continue }
     const fields = REQUIREMENT_FIELDS.get(type.toLowerCase())
     if (fields === undefined) { issues.push({ at: `requirements[${i}].type`, message: `Cannot check unknown requirement type: ${type}` }); continue }
     for (const [name, kind] of fields) {
@@ -111,7 +113,7 @@ function conflictOf (base: TableMetadata | undefined, r: JsonObject, type: strin
     case 'assert-ref-snapshot-id': {
       const name = own(r, 'ref') as string
       const raw = own(r, 'snapshot-id')
-      const expected = raw === null ? undefined : toLongText(raw)
+      const expected = raw === null || raw === undefined ? undefined : toLongText(raw)
       const actual = Object.hasOwn(base.refs, name) ? base.refs[name] : undefined
       const kind = base.refTypes !== undefined && Object.hasOwn(base.refTypes, name) ? base.refTypes[name] : 'branch'
       // 64-bit ids compare as decimal text: no rounding.

@@ -29,7 +29,7 @@ export interface NestedField {
   readonly required: boolean
   readonly type: IcebergType
   readonly doc?: string
-  /** Raw JSON value of `initial-default` (undefined when absent; null when explicitly null). */
+  /** Raw JSON value of `initial-default`; undefined when absent or null (a null default is none). */
   readonly initialDefault?: unknown
   /** Raw JSON value of `write-default`. */
   readonly writeDefault?: unknown

@@ -190,7 +190,8 @@ export interface Interposer {
   arm (): void
   /** Answers matching requests itself instead of forwarding them. */
   respond: ((req: http.IncomingMessage) => { status: number, headers?: Record<string, string>, body?: string } | 'drop' | undefined) | undefined
-  readonly seen: Array<{ method: string, url: string, headers: http.IncomingHttpHeaders }>
+  /** Every request as it arrived: method, target, headers and body bytes. */
+  readonly seen: Array<{ method: string, url: string, headers: http.IncomingHttpHeaders, body: Buffer }>
 }
 
 /**
@@ -222,7 +223,7 @@ export async function startInterposer (t: Test, target: string, opts: { holdPost
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
       void (async () => {
-        seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers })
+        seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) })
         const canned = self.respond?.(req)
         if (canned === 'drop') { req.socket.destroy(); return }
         if (canned !== undefined) {

@@ -3,6 +3,7 @@ import { parse as parseLossless, isSafeNumber, LosslessNumber } from 'lossless-j
 import t from 'tap'
 import { decide, explain } from '../../src/gate/decide.js'
 import { evaluateCommit, evaluateCreate } from '../../src/gate/evaluate-commit.js'
+import { parseCommitBody } from '../../src/gate/parse-commit-body.js'
 import { parseTableMetadata } from '../../src/iceberg/parse.js'
 import type { TableMetadata } from '../../src/iceberg/types.js'
 import { ALL_RULES, ruleById, ruleCatalogue, SPEC_RULES, TABLE_FROZEN } from '../../src/rules/index.js'
@@ -64,6 +65,43 @@ t.test('rule fixtures: base + commit give exactly the expected findings', async 
     t.same(all.findings.filter(f => f.rule === id).map(pick), expected, `${id}: same with all spec rules on`)
   }
 })
+
+/**
+ * More cases of a rule: `<RULE_ID>/cases/<name>.json` holds `description`, `source` (the spec
+ * section or peer test it follows), `commit`, `expected` and, when the folder's base.json does not
+ * fit, its own `base`. The commit is read as the gate reads a request body (parseCommitBody: `1.0`
+ * stays `1.0`), so a case judges exactly what a client would send.
+ */
+t.test('rule fixture cases: each gives exactly its expected findings', async t => {
+  for (const id of readdirSync(fixtureRoot).sort()) {
+    const dir = new URL(`${id}/`, fixtureRoot)
+    if (!readdirSync(dir).includes('cases')) continue
+    t.ok(ruleById(id)?.category === 'spec', `${id}: cases belong to a spec rule`)
+    for (const file of readdirSync(new URL('cases/', dir)).filter(f => f.endsWith('.json')).sort()) {
+      const parsed = parseCommitBody(readFileSync(new URL(`cases/${file}`, dir)))
+      if (!parsed.ok) throw new Error(`${id}/cases/${file}: ${parsed.message}`)
+      const c = parsed.value as { description?: unknown, source?: unknown, base?: unknown, commit: { requirements?: unknown[], updates?: unknown[] }, expected: unknown }
+      t.type(c.description, 'string', `${id}/${file}: says what it shows`)
+      t.type(c.source, 'string', `${id}/${file}: cites its source`)
+      let base = loadBase(new URL('base.json', dir))
+      if (c.base !== undefined) {
+        const read = parseTableMetadata(c.base)
+        if (read.metadata === undefined) throw new Error(`${id}/cases/${file}: base does not parse: ${JSON.stringify(read.issues)}`)
+        base = read.metadata
+      }
+      const isolated = evaluateCommit({ base, request: c.commit, settings: only(id) })
+      const expected = canonJson(c.expected)
+      t.same(isolated.findings.map(pick), expected, `${id}/${file}: ${String(c.description)}`)
+      t.equal(isolated.verdict, (expected as unknown[]).length > 0 ? 'deny' : 'allow', `${id}/${file}: verdict`)
+      for (const f of isolated.findings) t.match(f.message, /^Cannot /, `${id}/${file}: message form`)
+    }
+  }
+})
+
+/** Lossless numbers of a parsed fixture as plain numbers (the expected findings hold small ids only). */
+function canonJson (v: unknown): unknown {
+  return JSON.parse(JSON.stringify(v, (_k, x: unknown) => x instanceof LosslessNumber ? Number(x.toString()) : x))
+}
 
 t.test('fixture bases keep 64-bit snapshot ids exact', async t => {
   const base = loadBase(new URL('TYPE_PROMOTION_VALID/base.json', fixtureRoot))
@@ -201,7 +239,7 @@ t.test('evaluateCommit: flows, verdicts and explanations', async t => {
   t.equal(replace.verdict, 'allow')
 
   // View: structural checks only.
-  const view = evaluateCommit({ request: { updates: [{ action: 'add-schema', schema: { type: 'struct', fields: [{ id: 1, name: 'a', required: true, type: 'variant' }, { id: 1, name: 'a', required: false, type: 'int' }] } }, { action: 'add-view-version', 'view-version': { 'version-id': 1, 'schema-id': -1 } }] }, settings: SPEC_ONLY_SETTINGS, target: 'view' })
+  const view = evaluateCommit({ request: { updates: [{ action: 'add-schema', schema: { type: 'struct', fields: [{ id: 1, name: 'a', required: true, type: 'variant' }, { id: 1, name: 'a', required: false, type: 'int' }] } }, { action: 'add-view-version', 'view-version': { 'version-id': 1, 'schema-id': -1, 'timestamp-ms': 1, summary: {}, representations: [], 'default-namespace': ['db'] } }] }, settings: SPEC_ONLY_SETTINGS, target: 'view' })
   t.equal(view.flow, 'view')
   t.same(view.findings.map(f => f.rule).sort(), ['FIELD_ID_UNIQUE', 'FIELD_NAME_UNIQUE'])
 

@@ -40,13 +40,16 @@ function tableOf (schemas: unknown[], current: number, extra: Record<string, unk
 
 t.test('parsePrimitiveType', async t => {
   t.same(parsePrimitiveType('LONG'), { kind: 'long' })
-  t.same(parsePrimitiveType(' decimal( 10 ,2 ) '), { kind: 'decimal', precision: 10, scale: 2 })
+  // Appendix C: whitespace around parameters and separators, inside the brackets (Java Types.fromTypeName).
+  t.same(parsePrimitiveType('decimal( 10 ,2 )'), { kind: 'decimal', precision: 10, scale: 2 })
+  for (const outside of [' decimal(10,2) ', 'decimal (10,2)', 'fixed [16]', ' long', 'long ']) t.equal(parsePrimitiveType(outside), undefined, `${JSON.stringify(outside)}: whitespace outside the parameters`)
   t.same(parsePrimitiveType('decimal(38, 38)'), { kind: 'decimal', precision: 38, scale: 38 })
   t.equal(parsePrimitiveType('decimal(39, 2)'), undefined)
   t.equal(parsePrimitiveType('decimal(0, 0)'), undefined)
   t.equal(parsePrimitiveType('decimal(5, 6)'), undefined)
   t.same(parsePrimitiveType('Fixed[ 16 ]'), { kind: 'fixed', length: 16 })
-  t.equal(parsePrimitiveType('fixed[0]'), undefined)
+  t.same(parsePrimitiveType('fixed[0]'), { kind: 'fixed', length: 0 }, 'fixed[0]: no minimum in the spec; Java, iceberg-go and iceberg-rust read it')
+  t.equal(parsePrimitiveType('fixed[2147483648]'), undefined, 'longer than a Java int')
   t.same(parsePrimitiveType('geometry'), { kind: 'geometry' })
   t.same(parsePrimitiveType('geometry(srid:4326)'), { kind: 'geometry', crs: 'srid:4326' })
   t.same(parsePrimitiveType('geography(OGC:CRS84, Karney)'), { kind: 'geography', crs: 'OGC:CRS84', algorithm: 'karney' })
@@ -181,7 +184,8 @@ t.test('parsing reads own properties only, on any prototype', async t => {
   const inherited = Object.create({ id: 5, name: 'evil', required: true, type: 'int' }) as unknown
   t.same(parseSchema(schemaJson([inherited])).issues.map(i => i.at), ['schema.fields[0].id', 'schema.fields[0].name', 'schema.fields[0].required', 'schema.fields[0].type'])
   const bare = Object.assign(Object.create(null) as object, { id: 1, name: 'a', required: false, type: 'int', 'write-default': null })
-  t.same(schemaOf(schemaJson([bare])).struct.fields[0], { id: 1, name: 'a', required: false, type: { kind: 'int' }, writeDefault: null })
+  // A null default is no default (spec "Default values").
+  t.same(schemaOf(schemaJson([bare])).struct.fields[0], { id: 1, name: 'a', required: false, type: { kind: 'int' } })
   const proto = Object.prototype as Record<string, unknown>
   proto.type = 'long'
   proto.doc = 'inherited'

@@ -1,24 +1,23 @@
-import { isLossless, isObject, showValue } from '../../iceberg/json-values.js'
-import { typeToString } from '../../iceberg/print.js'
+import { isObject, showValue } from '../../iceberg/json-values.js'
 import { indexSchema } from '../../iceberg/schema-index.js'
+import { singleValueProblem } from '../../iceberg/single-value.js'
 import type { IcebergType } from '../../iceberg/types.js'
 import type { Rule, Violation } from '../rule.js'
 import { checkedSchemas, isNullDefault, schemaFacts, schemaLabel, subject, TABLE_FLOWS } from './helpers.js'
 
-/** Types whose columns "must default to null" (spec "Default values"). */
-const NULL_ONLY = new Set(['unknown', 'variant', 'geometry', 'geography'])
-const INT32 = 2147483647
-
 /**
- * Default values fit their field: spec "Default values" and Appendix D (single-value JSON):
- * a struct default is null or `{}`; lists and maps default to null; unknown, variant, geometry
- * and geography default to null, and an unknown column is optional. Otherwise the value must have
- * the JSON shape of the type (a number for int, a string for decimal, date, uuid, ...).
+ * Default values fit their field: spec "Default values", Appendix E and Appendix D (single-value
+ * JSON). A primitive default is a valid value of its type in the spec's JSON form: an int in range,
+ * a decimal with the type's scale and no more digits than its precision, a real calendar date, a
+ * timestamptz ending in `+00:00`, a fixed of the type's length in hex, and so on
+ * (`single-value.ts`). A struct default is null or `{}` (Appendix E: sub-field defaults live on the
+ * sub-fields); lists and maps default to null (no peer accepts another default for them); unknown,
+ * variant, geometry and geography default to null, and an unknown column is optional.
  */
 export const defaultValueValid: Rule = {
   id: 'DEFAULT_VALUE_VALID',
   category: 'spec',
-  purpose: 'Default values match their field type, and null-only types (unknown, variant, geometry, geography) stay null and optional.',
+  purpose: 'Default values are valid values of their field type (spec Appendix D), and null-only types (unknown, variant, geometry, geography) stay null and optional.',
   defaultSeverity: 'error',
   flows: TABLE_FLOWS,
   check (ctx) {
@@ -43,7 +42,7 @@ export const defaultValueValid: Rule = {
             message: `Cannot use default value: ${subject(f.path, f.id)}${where}: ${which} ${showValue(value)} ${problem}`,
             fieldId: f.id,
             path: f.path,
-            explanation: 'Give a value in the single-value JSON form of the field type, or null.'
+            explanation: 'Give a value in the single-value JSON form of the field type (spec Appendix D), or null.'
           })
         }
       }
@@ -52,21 +51,11 @@ export const defaultValueValid: Rule = {
   }
 }
 
-function isInteger (v: unknown): boolean {
-  return (typeof v === 'number' && Number.isInteger(v)) || (isLossless(v) && /^-?\d+$/.test(v.toString()))
-}
-
 function defaultProblem (t: IcebergType, v: unknown): string | undefined {
-  if (NULL_ONLY.has(t.kind)) return `must be null for type ${typeToString(t)}`
   switch (t.kind) {
-    case 'struct': return isObject(v) && Object.keys(v).length === 0 ? undefined : 'must be null or {} for a struct'
+    case 'struct': return isObject(v) && Object.keys(v).length === 0 ? undefined : 'must be null or {} for a struct (sub-field defaults belong to the sub-fields)'
     case 'list':
     case 'map': return `must be null for a ${t.kind}`
-    case 'boolean': return typeof v === 'boolean' ? undefined : 'is not a boolean'
-    case 'int': return isInteger(v) && Math.abs(Number(isLossless(v) ? v.toString() : v)) <= INT32 ? undefined : 'is not an int'
-    case 'long': return isInteger(v) ? undefined : 'is not a long'
-    case 'float':
-    case 'double': return typeof v === 'number' || isLossless(v) ? undefined : `is not a ${t.kind}`
-    default: return typeof v === 'string' ? undefined : `is not a ${typeToString(t)} string`
+    default: return singleValueProblem(t, v)
   }
 }

@@ -7,7 +7,10 @@ import { EVOLUTION_FLOWS, mapKeyTest, subject } from './helpers.js'
  * A field id keeps its kind: primitive, struct, list or map (spec "Schema Evolution": "Evolving
  * primitive types to structs is not allowed, nor is evolving a single-field struct to a primitive").
  * A list's element and a map's value keep their ids too: a new id there would orphan every stored
- * value. The one exception is v3's `unknown`, which holds only nulls and may become any type.
+ * value. v3's `unknown` is a primitive type like any other here: its promotion "to any type" is in
+ * the table of *primitive* type promotions, and the sentence above rules out a primitive becoming a
+ * struct, so `unknown -> struct | list | map` is refused, as Java (`UpdateSchema.updateColumn`
+ * takes only a primitive type) and PyIceberg ("Cannot promote unknown to struct") refuse it.
  */
 export const fieldKindStable: Rule = {
   id: 'FIELD_KIND_STABLE',
@@ -24,7 +27,6 @@ export const fieldKindStable: Rule = {
     for (const c of ctx.changes) {
       if (c.kind === 'kind-changed') {
         if (inKey(c.fieldId)) continue
-        if (c.from.kind === 'unknown' && ctx.proposed.formatVersion >= 3) continue
         const oldType = typeToString(c.from)
         const newType = typeToString(c.to)
         out.push({

@@ -1,3 +1,4 @@
+import { showValue } from '../../iceberg/json-values.js'
 import { typeToString } from '../../iceberg/print.js'
 import { V3_ONLY_TYPES } from '../../iceberg/promotion.js'
 import { indexSchema } from '../../iceberg/schema-index.js'
@@ -6,14 +7,16 @@ import { checkedSchemas, isNullDefault, schemaFacts, schemaLabel, subject, TABLE
 
 /**
  * No v3-only type (timestamp_ns, timestamptz_ns, unknown, variant, geometry, geography) and no
- * non-null default on a v1 or v2 table (spec Appendix E; Java `Schema.checkCompatibility`). The
- * Java fixture throws an IllegalStateException for these and answers 500, which clients read as
- * "commit state unknown" (reference §3.4), so the proxy answers a clean 400 first.
+ * non-null `initial-default` on a v1 or v2 table (spec Appendix E; Java `Schema.checkCompatibility`).
+ * A `write-default` is allowed on every version: Appendix E calls it "a forward-compatible change
+ * because it is only used at write time", and Java agrees (`TestSchema#testSupportedWriteDefault`).
+ * The Java fixture throws an IllegalStateException for the rest and answers 500, which clients read
+ * as "commit state unknown" (reference §3.4), so the proxy answers a clean 400 first.
  */
 export const formatVersionTypes: Rule = {
   id: 'FORMAT_VERSION_TYPES',
   category: 'spec',
-  purpose: 'v3-only types and default values appear only on format version 3 tables.',
+  purpose: 'v3-only types and non-null initial defaults appear only on format version 3 tables.',
   defaultSeverity: 'error',
   flows: TABLE_FLOWS,
   check (ctx) {
@@ -37,18 +40,13 @@ export const formatVersionTypes: Rule = {
           })
         }
         const d = f.field
-        if (d === undefined || (isNullDefault(d.initialDefault) && isNullDefault(d.writeDefault))) continue
-        const withDefault = [
-          ...(isNullDefault(d.initialDefault) ? [] : ['initial-default']),
-          ...(isNullDefault(d.writeDefault) ? [] : ['write-default'])
-        ]
-        if (withDefault.length === 0) continue
+        if (d === undefined || isNullDefault(d.initialDefault)) continue
         out.push({
           rule: 'FORMAT_VERSION_TYPES',
-          message: `Cannot set default value on a v${v} table: ${subject(f.path, f.id)}${where}: ${withDefault.join(' and ')} need format version 3`,
+          message: `Cannot set initial default on a v${v} table: ${subject(f.path, f.id)}${where}: initial-default ${showValue(d.initialDefault)} needs format version 3`,
           fieldId: f.id,
           path: f.path,
-          explanation: 'Remove the default, or upgrade the table to format version 3.'
+          explanation: 'Older readers fill the column with null, not the initial default: remove it (a write-default alone is fine), or upgrade the table to format version 3.'
         })
       }
     }

@@ -7,7 +7,7 @@ import { EVOLUTION_FLOWS, mapKeyTest, subject } from './helpers.js'
 /**
  * A primitive changes type only by a promotion the spec allows for the table's format version
  * (spec "Schema Evolution"): v1/v2 int→long, float→double, decimal(P,S)→decimal(P',S) with P'>P;
- * v3 adds date→timestamp/timestamp_ns and unknown→any. Old data files keep their physical type,
+ * v3 adds date→timestamp/timestamp_ns and unknown→any primitive. Old data files keep their physical type,
  * so any other change makes them unreadable or silently wrong. Map keys are MAP_KEY_UNCHANGED's.
  */
 export const typePromotionValid: Rule = {
@@ -38,7 +38,7 @@ export const typePromotionValid: Rule = {
         newType,
         explanation: laterVersion
           ? 'Upgrade the table to format version 3 in the same commit, or add a new column.'
-          : 'Allowed promotions: int -> long, float -> double, decimal(P, S) -> decimal(P2, S) with P2 > P (v3 adds date -> timestamp/timestamp_ns and unknown -> any). Add a new column and backfill it instead.'
+          : 'Allowed promotions: int -> long, float -> double, decimal(P, S) -> decimal(P2, S) with P2 > P (v3 adds date -> timestamp/timestamp_ns and unknown -> any primitive type). Add a new column and backfill it instead.'
       })
     }
     return out
