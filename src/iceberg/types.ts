@@ -155,3 +155,21 @@ export interface ParseIssue {
 
 /** Highest field id a table may use; ids above are reserved for metadata columns (spec "Reserved Field IDs"). */
 export const MAX_FIELD_ID = 2147483447
+
+/**
+ * View metadata (spec "View Metadata"): schemas typed as a table's, versions and the version log
+ * kept as wire objects.
+ */
+export interface ViewMetadata {
+  readonly formatVersion: number
+  readonly viewUuid?: string
+  readonly location?: string
+  readonly properties: Readonly<Record<string, string>>
+  readonly schemas: readonly Schema[]
+  /** -1 while a new view has no version yet. */
+  readonly currentVersionId: number
+  readonly versions: readonly WireObject[]
+  readonly versionLog: readonly WireObject[]
+  /** Top-level members this model does not know, in order. */
+  readonly extra: ReadonlyArray<readonly [string, unknown]>
+}
