@@ -7,7 +7,7 @@ import { tableName } from '../iceberg/rest-path.js'
 import { updateIssues } from '../iceberg/table-update.js'
 import type { WholeTableMetadata } from '../iceberg/types.js'
 import { badRequest, type CatalogContext, type CatalogRequest, failOnIssues, noContent, type Reply, requireNamespace } from './context.js'
-import { metadataText, etagFor, objectText } from './load-result.js'
+import { etagFor, metadataFile, objectChunks } from './load-result.js'
 import { type CatalogState, checkName, checkNamespace, type TableRecord, tableKey } from './store.js'
 
 /**
@@ -50,8 +50,8 @@ export async function commitTable (ctx: CatalogContext, req: CatalogRequest): Pr
   const change = readChange(req.body(), req.namespace, req.table)
   const [result] = await commitChanges(ctx, [change])
   const { location, metadata } = result as { location: string, metadata: WholeTableMetadata }
-  const text = objectText([['metadata-location', JSON.stringify(location)], ['metadata', metadataText(ctx.store, location, metadata, 'all')]])
-  return { status: 200, text, headers: { etag: etagFor(location, 'all') } }
+  const chunks = objectChunks([['metadata-location', JSON.stringify(location)], ['metadata', metadataFile(ctx.store, location, metadata, 'all')]])
+  return { status: 200, chunks, headers: { etag: etagFor(location, 'all') } }
 }
 
 export async function commitTransaction (ctx: CatalogContext, req: CatalogRequest): Promise<Reply> {

@@ -25,9 +25,9 @@ export interface CatalogRequest {
 
 export interface Reply {
   status: number
-  /** A JSON value to write, or `text`: a body already written as JSON text. */
+  /** A JSON value to write, or `chunks`: a body already written as JSON (UTF-8 chunks). */
   body?: unknown
-  text?: string
+  chunks?: readonly Buffer[]
   headers?: Record<string, string>
 }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
-import { withRefSnapshotsOnly } from '../iceberg/table-metadata.js'
+import { JsonChunks, withRefSnapshotsOnly } from '../iceberg/table-metadata.js'
 import type { WholeTableMetadata } from '../iceberg/types.js'
 import type { Reply } from './context.js'
 import type { CatalogStore } from './store.js'
@@ -8,8 +8,8 @@ import type { CatalogStore } from './store.js'
 /**
  * LoadTableResult and its ETag (spec §loadTable). The tag is derived from the metadata location
  * and the snapshots mode, so it changes with every commit and differs between `all` and `refs`,
- * as the spec asks; `If-None-Match` with a current tag gets 304. The metadata's text is the
- * store's (written once per version), so an answer copies it rather than writing it again.
+ * as the spec asks; `If-None-Match` with a current tag gets 304. The metadata's chunks are the
+ * store's (written once per version), handed on rather than written again.
  */
 export type SnapshotMode = 'all' | 'refs'
 
@@ -28,23 +28,29 @@ export function matchesEtag (headers: IncomingHttpHeaders, etag: string): boolea
   })
 }
 
-/** The metadata's text for `mode`: `refs` keeps only the snapshots a branch or tag points at (Java `suppressHistoricalSnapshots`). */
-export function metadataText (store: CatalogStore, location: string, metadata: WholeTableMetadata, mode: SnapshotMode): string {
-  if (mode === 'all') return store.tableText(location, metadata)
+/** The metadata file for `mode`: `refs` keeps only the snapshots a branch or tag points at (Java `suppressHistoricalSnapshots`). */
+export function metadataFile (store: CatalogStore, location: string, metadata: WholeTableMetadata, mode: SnapshotMode): readonly Buffer[] {
+  if (mode === 'all') return store.tableFile(location, metadata)
   const refsOnly = withRefSnapshotsOnly(metadata)
-  return refsOnly === metadata ? store.tableText(location, metadata) : store.tableText(`${location}\u0000refs`, refsOnly)
+  return refsOnly === metadata ? store.tableFile(location, metadata) : store.tableFile(`${location}\u0000refs`, refsOnly)
 }
 
-/** A JSON object's text from members already written as JSON text. */
-export function objectText (members: ReadonlyArray<readonly [string, string]>): string {
-  return `{${members.map(([key, text]) => `${JSON.stringify(key)}:${text}`).join(',')}}`
+/** A JSON object's chunks from members already written: JSON text, or chunks handed on as they are. */
+export function objectChunks (members: ReadonlyArray<readonly [string, string | readonly Buffer[]]>): Buffer[] {
+  const out = new JsonChunks()
+  members.forEach(([key, value], i) => {
+    out.text(`${i === 0 ? '{' : ','}${JSON.stringify(key)}:`)
+    if (typeof value === 'string') out.text(value)
+    else for (const chunk of value) out.bytes(chunk)
+  })
+  return out.text('}').done()
 }
 
 export function loadResult (store: CatalogStore, metadataLocation: string, metadata: WholeTableMetadata, mode: SnapshotMode = 'all'): Reply {
-  const text = objectText([
+  const chunks = objectChunks([
     ['metadata-location', JSON.stringify(metadataLocation)],
-    ['metadata', metadataText(store, metadataLocation, metadata, mode)],
+    ['metadata', metadataFile(store, metadataLocation, metadata, mode)],
     ['config', '{}']
   ])
-  return { status: 200, text, headers: { etag: etagFor(metadataLocation, mode) } }
+  return { status: 200, chunks, headers: { etag: etagFor(metadataLocation, mode) } }
 }

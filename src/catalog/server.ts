@@ -149,12 +149,16 @@ function errorReply (err: unknown): Reply {
 function send (res: ServerResponse, method: string | undefined, reply: Reply): void {
   if (res.headersSent || res.destroyed) return
   const headers: Record<string, string | number> = { ...reply.headers }
-  let payload: Buffer | undefined
-  if ((reply.text !== undefined || reply.body !== undefined) && reply.status !== 204 && reply.status !== 304) {
-    payload = Buffer.from(reply.text ?? writeJson(reply.body), 'utf8')
+  let chunks: readonly Buffer[] = []
+  if ((reply.chunks !== undefined || reply.body !== undefined) && reply.status !== 204 && reply.status !== 304) {
+    chunks = reply.chunks ?? [Buffer.from(writeJson(reply.body), 'utf8')]
     headers['content-type'] = 'application/json'
-    headers['content-length'] = payload.length
+    headers['content-length'] = chunks.reduce((n, c) => n + c.length, 0)
   }
   res.writeHead(reply.status, headers)
-  res.end(method === 'HEAD' ? undefined : payload)
+  if (method === 'HEAD') { res.end(); return }
+  // Corked, the chunks leave in one vectored write; each is handed on, none copied into a new buffer.
+  res.cork()
+  for (const chunk of chunks) res.write(chunk)
+  res.end()
 }

@@ -5,9 +5,9 @@ import { ERRORS, GateError } from '../errors.js'
 import { parseJsonText } from '../iceberg/json-text.js'
 import { own, readStringMap } from '../iceberg/json-values.js'
 import { NAMESPACE_SEPARATOR } from '../iceberg/rest-path.js'
-import { parseWholeTableMetadata, tableMetadataText } from '../iceberg/table-metadata.js'
+import { parseWholeTableMetadata, tableMetadataChunks } from '../iceberg/table-metadata.js'
 import type { ViewMetadata, WholeTableMetadata } from '../iceberg/types.js'
-import { parseViewMetadata, viewMetadataText } from '../iceberg/view-metadata.js'
+import { parseViewMetadata, viewMetadataChunks } from '../iceberg/view-metadata.js'
 import { KeyedLock } from './lock.js'
 
 /**
@@ -110,8 +110,8 @@ export class CatalogStore {
   readonly #files = new Map<string, Stored>()
   /** Disk mode: parsed metadata files. */
   readonly #parsed = new SizedCache<Stored>()
-  /** Texts of metadata files recently written or answered, by location. */
-  readonly #texts = new SizedCache<string>()
+  /** Metadata files recently written or answered, as UTF-8 chunks, by location. */
+  readonly #texts = new SizedCache<readonly Buffer[]>()
 
   private constructor (opts: StoreOptions) {
     this.memory = opts.memory
@@ -221,22 +221,25 @@ export class CatalogStore {
     return stored
   }
 
-  /** The text of the table metadata file at `location` (which holds `metadata`), written once and kept for the next answers. */
-  tableText (location: string, metadata: WholeTableMetadata): string {
-    return this.#text(location, () => tableMetadataText(metadata))
+  /**
+   * The table metadata file at `location` (which holds `metadata`) as UTF-8 chunks, kept for the
+   * next answers. Chunks are shared with earlier versions where their parts are the same.
+   */
+  tableFile (location: string, metadata: WholeTableMetadata): readonly Buffer[] {
+    return this.#file(location, () => tableMetadataChunks(metadata))
   }
 
-  viewText (location: string, metadata: ViewMetadata): string {
-    return this.#text(location, () => viewMetadataText(metadata))
+  viewFile (location: string, metadata: ViewMetadata): readonly Buffer[] {
+    return this.#file(location, () => viewMetadataChunks(metadata))
   }
 
-  #text (location: string, write: () => string): string {
-    let text = this.#texts.get(location)
-    if (text === undefined) {
-      text = write()
-      this.#texts.set(location, text, text.length)
+  #file (location: string, write: () => Buffer[]): readonly Buffer[] {
+    let chunks = this.#texts.get(location)
+    if (chunks === undefined) {
+      chunks = write()
+      this.#texts.set(location, chunks, byteLength(chunks))
     }
-    return text
+    return chunks
   }
 
   async writeTable (location: string, metadata: WholeTableMetadata): Promise<void> {
@@ -255,10 +258,10 @@ export class CatalogStore {
     }
     const p = this.localPath(location)
     if (!this.inside(p)) throw new Error(`refusing to write outside the warehouse: ${location}`)
-    const text = stored.kind === 'table' ? this.tableText(location, stored.metadata) : this.viewText(location, stored.metadata)
+    const chunks = stored.kind === 'table' ? this.tableFile(location, stored.metadata) : this.viewFile(location, stored.metadata)
     await mkdir(path.dirname(p), { recursive: true })
-    await writeAtomically(p, text)
-    this.#parsed.set(location, stored, text.length)
+    await writeAtomically(p, chunks)
+    this.#parsed.set(location, stored, byteLength(chunks))
   }
 
   /**
@@ -355,16 +358,24 @@ export class CatalogStore {
       tables: [...state.tables.values()].map(t => ({ namespace: t.namespace, name: t.name, 'metadata-location': t.metadataLocation })),
       views: [...state.views.values()].map(v => ({ namespace: v.namespace, name: v.name, 'metadata-location': v.metadataLocation }))
     }
-    await writeAtomically(path.join(this.root, STATE_FILE), JSON.stringify(doc, null, 2))
+    await writeAtomically(path.join(this.root, STATE_FILE), [Buffer.from(JSON.stringify(doc, null, 2), 'utf8')])
   }
 }
 
+export const byteLength = (chunks: readonly Buffer[]): number => chunks.reduce((n, c) => n + c.length, 0)
+
 /** Write to a temp file in the same folder, fsync, rename over the target, fsync the folder. */
-async function writeAtomically (file: string, text: string): Promise<void> {
+async function writeAtomically (file: string, chunks: readonly Buffer[]): Promise<void> {
   const tmp = `${file}.${process.pid}.${randomUUID()}.tmp`
   const fh = await open(tmp, 'wx')
   try {
-    await fh.writeFile(text, 'utf8')
+    // writev in slices: the platform takes a bounded number of buffers per call (IOV_MAX).
+    for (let i = 0; i < chunks.length; i += 1024) {
+      const slice = chunks.slice(i, i + 1024)
+      const want = byteLength(slice)
+      const { bytesWritten } = await fh.writev(slice)
+      if (bytesWritten !== want) await fh.writeFile(Buffer.concat(slice).subarray(bytesWritten))
+    }
     await fh.sync()
   } finally {
     await fh.close()

@@ -3,12 +3,12 @@ import { ERRORS, GateError } from '../errors.js'
 import { isObject } from '../iceberg/json-values.js'
 import { newTableMetadata } from '../iceberg/new-table.js'
 import { tableName } from '../iceberg/rest-path.js'
-import { tableMetadataText } from '../iceberg/table-metadata.js'
+import { tableMetadataChunks } from '../iceberg/table-metadata.js'
 import {
   assertNameFree, badRequest, type CatalogContext, type CatalogRequest, failOnIssues, json, noContent, type Reply,
   requireNamespace, requireTable, stringMap
 } from './context.js'
-import { etagFor, loadResult, matchesEtag, objectText, type SnapshotMode } from './load-result.js'
+import { etagFor, loadResult, matchesEtag, objectChunks, type SnapshotMode } from './load-result.js'
 import { paginate } from './paging.js'
 import { type CatalogState, checkName, checkNamespace, nsKey, tableKey } from './store.js'
 
@@ -51,8 +51,8 @@ export async function createTable (ctx: CatalogContext, req: CatalogRequest): Pr
   if (body['stage-create'] === true) {
     // Nothing is stored: the table appears with the client's later commit carrying assert-create.
     assertCanCreate(ctx.store.state, ns, name)
-    const text = objectText([['metadata-location', 'null'], ['metadata', tableMetadataText(metadata)], ['config', '{}']])
-    return { status: 200, text }
+    const chunks = objectChunks([['metadata-location', 'null'], ['metadata', tableMetadataChunks(metadata)], ['config', '{}']])
+    return { status: 200, chunks }
   }
   const key = tableKey(ns, name)
   return await ctx.locks.run([key], async () => {

@@ -10,7 +10,7 @@ import {
   assertNameFree, badRequest, type CatalogContext, type CatalogRequest, failOnIssues, json, noContent, type Reply,
   requireNamespace, requireView
 } from './context.js'
-import { objectText } from './load-result.js'
+import { objectChunks } from './load-result.js'
 import { paginate } from './paging.js'
 import { type CatalogState, checkName, nsKey, tableKey } from './store.js'
 import { identifier, resolveMetadataLocation } from './tables.js'
@@ -25,7 +25,7 @@ import { identifier, resolveMetadataLocation } from './tables.js'
 /** LoadViewResult: `metadata-location` and `metadata` (spec ~3900); no ETag is defined for views. */
 const viewResult = (ctx: CatalogContext, metadataLocation: string, metadata: ViewMetadata): Reply => ({
   status: 200,
-  text: objectText([['metadata-location', JSON.stringify(metadataLocation)], ['metadata', ctx.store.viewText(metadataLocation, metadata)], ['config', '{}']])
+  chunks: objectChunks([['metadata-location', JSON.stringify(metadataLocation)], ['metadata', ctx.store.viewFile(metadataLocation, metadata)], ['config', '{}']])
 })
 
 export function listViews (ctx: CatalogContext, req: CatalogRequest): Reply {

@@ -78,24 +78,31 @@ export function parseWholeTableMetadata (json: unknown): { metadata?: WholeTable
 }
 
 // A value's text is written once and reused by every version that holds the value: values are
-// never changed, so the text cannot go stale, and it goes when the value goes.
-const schemaTexts = new WeakMap<Schema, string>()
+// never changed, so the text cannot go stale, and it goes when the value goes. A schema's text is
+// kept as UTF-8 bytes, handed on as it is (a file or an answer is a list of chunks, not one string
+// copied whole per version); small wire objects are kept as strings and joined into few chunks.
+const schemaBytes = new WeakMap<Schema, Buffer>()
 const wireTexts = new WeakMap<object, string>()
+const COMMA = Buffer.from(',')
 
 /** A schema as Java's `SchemaParser` writes it: `identifier-field-ids` only when there are some. */
 export function schemaText (schema: Schema): string {
-  let text = schemaTexts.get(schema)
-  if (text === undefined) {
+  return schemaBuffer(schema).toString('utf8')
+}
+
+function schemaBuffer (schema: Schema): Buffer {
+  let bytes = schemaBytes.get(schema)
+  if (bytes === undefined) {
     const fields = (typeToJson(schema.struct) as { fields: unknown[] }).fields
-    text = writeJson({
+    bytes = Buffer.from(writeJson({
       type: 'struct',
       'schema-id': schema.schemaId ?? 0,
       ...(schema.identifierFieldIds.length > 0 ? { 'identifier-field-ids': schema.identifierFieldIds } : {}),
       fields
-    })
-    schemaTexts.set(schema, text)
+    }), 'utf8')
+    schemaBytes.set(schema, bytes)
   }
-  return text
+  return bytes
 }
 
 /** The text of a wire object, written once. */
@@ -106,6 +113,51 @@ export function wireText (o: WireObject): string {
     wireTexts.set(o, text)
   }
   return text
+}
+
+/**
+ * Collects a JSON text as UTF-8 chunks: short text is joined, a schema's bytes are handed on as
+ * they are (with one shared buffer for the comma between two of them).
+ */
+export class JsonChunks {
+  readonly chunks: Buffer[] = []
+  private pending = ''
+
+  text (s: string): this {
+    this.pending += s
+    return this
+  }
+
+  schemas (list: readonly Schema[]): this {
+    this.pending += '['
+    for (let i = 0; i < list.length; i++) {
+      if (i > 0) {
+        if (this.pending === '') this.chunks.push(COMMA)
+        else this.pending += ','
+      }
+      this.bytes(schemaBuffer(list[i] as Schema))
+    }
+    this.pending += ']'
+    return this
+  }
+
+  bytes (b: Buffer): this {
+    this.flush()
+    this.chunks.push(b)
+    return this
+  }
+
+  /** The chunks so far, pending text included. */
+  done (): Buffer[] {
+    this.flush()
+    return this.chunks
+  }
+
+  private flush (): void {
+    if (this.pending === '') return
+    this.chunks.push(Buffer.from(this.pending, 'utf8'))
+    this.pending = ''
+  }
 }
 
 const sourceJson = (ids: readonly number[]): Record<string, unknown> => ids.length === 1 ? { 'source-id': ids[0] } : { 'source-ids': ids }
@@ -127,40 +179,56 @@ function orderJson (o: SortOrder): unknown {
 
 const list = (items: readonly WireObject[]): string => `[${items.map(wireText).join(',')}]`
 
-/** The metadata file's text. */
-export function tableMetadataText (m: WholeTableMetadata): string {
+/** Writes the metadata file into `out`. */
+export function writeTableMetadata (m: WholeTableMetadata, out: JsonChunks): void {
   const d = m.data
   const v = m.formatVersion
-  const parts: string[] = []
-  const put = (key: string, text: string): void => { parts.push(`${JSON.stringify(key)}:${text}`) }
-  put('format-version', String(v))
-  if (m.tableUuid !== undefined) put('table-uuid', JSON.stringify(m.tableUuid))
-  put('location', JSON.stringify(m.location))
-  if (v > 1) put('last-sequence-number', d.lastSequenceNumber)
-  put('last-updated-ms', d.lastUpdatedMs)
-  put('last-column-id', String(m.lastColumnId))
+  let first = true
+  const key = (k: string): JsonChunks => {
+    out.text(`${first ? '{' : ','}${JSON.stringify(k)}:`)
+    first = false
+    return out
+  }
+  key('format-version').text(String(v))
+  if (m.tableUuid !== undefined) key('table-uuid').text(JSON.stringify(m.tableUuid))
+  key('location').text(JSON.stringify(m.location))
+  if (v > 1) key('last-sequence-number').text(d.lastSequenceNumber)
+  key('last-updated-ms').text(d.lastUpdatedMs)
+  key('last-column-id').text(String(m.lastColumnId))
   const current = m.schemas.find(s => s.schemaId === m.currentSchemaId)
-  if (v === 1 && current !== undefined) put('schema', schemaText(current))
-  put('current-schema-id', String(m.currentSchemaId))
-  put('schemas', `[${m.schemas.map(schemaText).join(',')}]`)
-  if (v === 1) put('partition-spec', writeJson(partitionFieldsJson(m.partitionSpecs.find(s => s.specId === m.defaultSpecId)?.fields ?? [])))
-  put('default-spec-id', String(m.defaultSpecId))
-  put('partition-specs', writeJson(m.partitionSpecs.map(specJson)))
-  put('last-partition-id', String(m.lastPartitionId ?? 999))
-  put('default-sort-order-id', String(m.defaultSortOrderId))
-  put('sort-orders', writeJson(m.sortOrders.map(orderJson)))
-  put('properties', JSON.stringify(m.properties))
-  put('current-snapshot-id', d.currentSnapshotId)
-  put('refs', `{${Object.keys(d.refs).map(name => `${JSON.stringify(name)}:${wireText(d.refs[name] as WireObject)}`).join(',')}}`)
-  put('snapshots', list(d.snapshots))
-  put('statistics', list(d.statistics))
-  put('partition-statistics', list(d.partitionStatistics))
-  put('snapshot-log', list(d.snapshotLog))
-  put('metadata-log', list(d.metadataLog))
-  if (v >= 3) put('next-row-id', d.nextRowId)
-  if (d.encryptionKeys !== undefined) put('encryption-keys', list(d.encryptionKeys))
-  for (const [key, value] of d.extra) put(key, writeJson(value))
-  return `{${parts.join(',')}}`
+  if (v === 1 && current !== undefined) key('schema').bytes(schemaBuffer(current))
+  key('current-schema-id').text(String(m.currentSchemaId))
+  key('schemas').schemas(m.schemas)
+  if (v === 1) key('partition-spec').text(writeJson(partitionFieldsJson(m.partitionSpecs.find(s => s.specId === m.defaultSpecId)?.fields ?? [])))
+  key('default-spec-id').text(String(m.defaultSpecId))
+  key('partition-specs').text(writeJson(m.partitionSpecs.map(specJson)))
+  key('last-partition-id').text(String(m.lastPartitionId ?? 999))
+  key('default-sort-order-id').text(String(m.defaultSortOrderId))
+  key('sort-orders').text(writeJson(m.sortOrders.map(orderJson)))
+  key('properties').text(JSON.stringify(m.properties))
+  key('current-snapshot-id').text(d.currentSnapshotId)
+  key('refs').text(`{${Object.keys(d.refs).map(name => `${JSON.stringify(name)}:${wireText(d.refs[name] as WireObject)}`).join(',')}}`)
+  key('snapshots').text(list(d.snapshots))
+  key('statistics').text(list(d.statistics))
+  key('partition-statistics').text(list(d.partitionStatistics))
+  key('snapshot-log').text(list(d.snapshotLog))
+  key('metadata-log').text(list(d.metadataLog))
+  if (v >= 3) key('next-row-id').text(d.nextRowId)
+  if (d.encryptionKeys !== undefined) key('encryption-keys').text(list(d.encryptionKeys))
+  for (const [k, value] of d.extra) key(k).text(writeJson(value))
+  out.text('}')
+}
+
+/** The metadata file as UTF-8 chunks (what is written and answered). */
+export function tableMetadataChunks (m: WholeTableMetadata): Buffer[] {
+  const out = new JsonChunks()
+  writeTableMetadata(m, out)
+  return out.done()
+}
+
+/** The metadata file's text. */
+export function tableMetadataText (m: WholeTableMetadata): string {
+  return Buffer.concat(tableMetadataChunks(m)).toString('utf8')
 }
 
 /** The metadata with only the snapshots a branch or tag points at (loadTable `snapshots=refs`, Java `suppressHistoricalSnapshots`). */

@@ -6,7 +6,7 @@
 import { writeJson } from './json-text.js'
 import { isObject, jsonEquals, own, readStringMap, toInt, toLongText, type JsonObject } from './json-values.js'
 import { parseSchemaShape } from './parse.js'
-import { schemaText, wireText } from './table-metadata.js'
+import { JsonChunks, wireText } from './table-metadata.js'
 import type { ParseIssue, Schema, ViewMetadata, WireObject } from './types.js'
 
 /** The only view format version the spec defines. */
@@ -130,18 +130,29 @@ export function parseViewMetadata (json: unknown): { metadata?: ViewMetadata, is
   }
 }
 
-/** The view metadata file's text, in Java's key order (`ViewMetadataParser.toJson`); `properties` is always written. */
-export function viewMetadataText (m: ViewMetadata): string {
-  const parts: string[] = []
-  const put = (key: string, text: string): void => { parts.push(`${JSON.stringify(key)}:${text}`) }
-  if (m.viewUuid !== undefined) put('view-uuid', JSON.stringify(m.viewUuid))
-  put('format-version', String(m.formatVersion))
-  if (m.location !== undefined) put('location', JSON.stringify(m.location))
-  put('properties', JSON.stringify(m.properties))
-  put('schemas', `[${m.schemas.map(schemaText).join(',')}]`)
-  put('current-version-id', String(m.currentVersionId))
-  put('versions', `[${m.versions.map(wireText).join(',')}]`)
-  put('version-log', `[${m.versionLog.map(wireText).join(',')}]`)
-  for (const [key, value] of m.extra) put(key, writeJson(value))
-  return `{${parts.join(',')}}`
+/** Writes the view metadata file into `out`, in Java's key order (`ViewMetadataParser.toJson`); `properties` is always written. */
+export function writeViewMetadata (m: ViewMetadata, out: JsonChunks): void {
+  let first = true
+  const key = (k: string): JsonChunks => {
+    out.text(`${first ? '{' : ','}${JSON.stringify(k)}:`)
+    first = false
+    return out
+  }
+  if (m.viewUuid !== undefined) key('view-uuid').text(JSON.stringify(m.viewUuid))
+  key('format-version').text(String(m.formatVersion))
+  if (m.location !== undefined) key('location').text(JSON.stringify(m.location))
+  key('properties').text(JSON.stringify(m.properties))
+  key('schemas').schemas(m.schemas)
+  key('current-version-id').text(String(m.currentVersionId))
+  key('versions').text(`[${m.versions.map(wireText).join(',')}]`)
+  key('version-log').text(`[${m.versionLog.map(wireText).join(',')}]`)
+  for (const [k, value] of m.extra) key(k).text(writeJson(value))
+  out.text('}')
+}
+
+/** The view metadata file as UTF-8 chunks. */
+export function viewMetadataChunks (m: ViewMetadata): Buffer[] {
+  const out = new JsonChunks()
+  writeViewMetadata(m, out)
+  return out.done()
 }
