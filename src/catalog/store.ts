@@ -3,7 +3,7 @@ import { mkdir, open, readFile, rename, rm, rmdir, unlink } from 'node:fs/promis
 import path from 'node:path'
 import { ERRORS, GateError } from '../errors.js'
 import { parseJsonText } from '../iceberg/json-text.js'
-import { own, readStringMap } from '../iceberg/json-values.js'
+import { isObject, own, readStringMap } from '../iceberg/json-values.js'
 import { NAMESPACE_SEPARATOR } from '../iceberg/rest-path.js'
 import { parseWholeTableMetadata, tableMetadataChunks } from '../iceberg/table-metadata.js'
 import type { ViewMetadata, WholeTableMetadata } from '../iceberg/types.js'
@@ -210,7 +210,7 @@ export class CatalogStore {
       throw new GateError(ERRORS.BAD_REQUEST, `Cannot read metadata file ${location}: ${(err as Error).message}`)
     }
     // A view file names itself by `view-uuid`; anything else is read as what the caller expects.
-    const kind = own(json as Record<string, unknown>, 'view-uuid') !== undefined && own(json as Record<string, unknown>, 'table-uuid') === undefined ? 'view' : expected
+    const kind = isObject(json) && own(json, 'view-uuid') !== undefined && own(json, 'table-uuid') === undefined ? 'view' : expected
     const parsed = kind === 'view' ? parseViewMetadata(json) : parseWholeTableMetadata(json)
     const issue = parsed.issues[0]
     if (parsed.metadata === undefined || issue !== undefined) {

@@ -241,12 +241,13 @@ export class TableMetadataBuilder {
   private tableUuid: string | undefined
   private location: string | undefined
   private lastColumnId: number
-  private schemas: Schema[]
+  // The base's lists until an update changes them: a version shares what it did not change.
+  private schemas: readonly Schema[]
   private currentSchemaId: number
-  private partitionSpecs: PartitionSpec[]
+  private partitionSpecs: readonly PartitionSpec[]
   private defaultSpecId: number
   private lastPartitionId: number
-  private sortOrders: SortOrder[]
+  private sortOrders: readonly SortOrder[]
   private defaultSortOrderId: number
   // Copied on the first update that writes them: most commits touch neither, and the base's own
   // records are never changed.
@@ -278,12 +279,12 @@ export class TableMetadataBuilder {
     this.tableUuid = start.tableUuid
     this.location = start.location
     this.lastColumnId = start.lastColumnId
-    this.schemas = [...start.schemas]
+    this.schemas = start.schemas
     this.currentSchemaId = start.currentSchemaId
-    this.partitionSpecs = [...start.partitionSpecs]
+    this.partitionSpecs = start.partitionSpecs
     this.defaultSpecId = start.defaultSpecId
     this.lastPartitionId = lastAssignedPartitionId(start)
-    this.sortOrders = [...start.sortOrders]
+    this.sortOrders = start.sortOrders
     this.defaultSortOrderId = start.defaultSortOrderId
     const d = start.data
     this.data = d === undefined
@@ -452,7 +453,7 @@ export class TableMetadataBuilder {
     for (const s of this.schemas) if (s.schemaId !== undefined && s.schemaId >= id) id = s.schemaId + 1
     const added: Schema = schema.schemaId === id ? schema : { ...schema, schemaId: id }
     this.lastColumnId = Math.max(this.lastColumnId, highestFieldId(added.struct))
-    this.schemas.push(added)
+    this.schemas = [...this.schemas, added]
     this.addedSchemas.push(added)
     this.addedSchemaIds.add(id)
     this.lastAddedSchemaId = id
@@ -519,7 +520,7 @@ export class TableMetadataBuilder {
     })
     let id = 0
     for (const s of this.partitionSpecs) if (s.specId >= id) id = s.specId + 1
-    this.partitionSpecs.push({ specId: id, fields: assigned })
+    this.partitionSpecs = [...this.partitionSpecs, { specId: id, fields: assigned }]
     this.lastPartitionId = last
     this.addedSpecIds.add(id)
     this.lastAddedSpecId = id
@@ -569,7 +570,7 @@ export class TableMetadataBuilder {
     }
     let id = fields.length === 0 ? 0 : 1
     if (id !== 0) for (const o of this.sortOrders) if (o.orderId >= id) id = o.orderId + 1
-    this.sortOrders.push({ orderId: id, fields })
+    this.sortOrders = [...this.sortOrders, { orderId: id, fields }]
     this.addedOrderIds.add(id)
     this.lastAddedOrderId = id
     this.sortOrderChanged = true
@@ -872,8 +873,8 @@ export class TableMetadataBuilder {
     if (start.data === undefined || this.data === undefined) throw new Error('build() needs whole metadata: start from metadata with its data parts')
     const fail = (message: string): BuildOutcome => ({ ok: false, issues: [{ at: '', message, exception: 'ValidationException' }] })
     if (!this.schemas.some(s => s.schemaId === this.currentSchemaId)) return fail('Cannot create a table without a current schema')
-    if (this.partitionSpecs.length === 0) { this.partitionSpecs.push({ specId: 0, fields: [] }); this.defaultSpecId = 0 }
-    if (this.sortOrders.length === 0) { this.sortOrders.push({ orderId: 0, fields: [] }); this.defaultSortOrderId = 0 }
+    if (this.partitionSpecs.length === 0) { this.partitionSpecs = [{ specId: 0, fields: [] }]; this.defaultSpecId = 0 }
+    if (this.sortOrders.length === 0) { this.sortOrders = [{ orderId: 0, fields: [] }]; this.defaultSortOrderId = 0 }
     if (!this.partitionSpecs.some(s => s.specId === this.defaultSpecId)) return fail(`Cannot find default partition spec: ${this.defaultSpecId}`)
     if (!this.sortOrders.some(o => o.orderId === this.defaultSortOrderId)) return fail(`Cannot find default sort order: ${this.defaultSortOrderId}`)
     if (this.location === undefined) return fail('Cannot build table metadata without a location')
