@@ -16,12 +16,13 @@
  * Deliberately absent: evolution rules (type promotion, field id reuse, required columns).
  * Catalogs accept such changes; judging them is the rules' job.
  */
-import { isObject, jsonEquals, own, toInt, toLongText, type JsonObject } from './json-values.js'
+import { isObject, own, toInt, toLongText, type JsonObject } from './json-values.js'
 import { longValue } from './json-text.js'
 import { parsePartitionSpec, parseSchemaShape, parseSortOrder, plainRecord } from './parse.js'
 import { lastAssignedPartitionId } from './requirements.js'
+import { MAIN, REF_RETENTION, TableDataBuilder } from './table-data-builder.js'
 import { fieldValue, readUpdate, type ReadUpdate, type UpdateTarget } from './table-update.js'
-import { sameSchema } from './type-equality.js'
+import { findSameSchema } from './schema-fingerprint.js'
 import type {
   IcebergType, ParseIssue, PartitionField, PartitionSpec, Schema, SortField, SortOrder, TableData, TableMetadata,
   WholeTableMetadata, WireObject
@@ -146,55 +147,6 @@ export function highestFieldId (root: IcebergType): number {
   return max
 }
 
-/**
- * A number that equal schemas share (`sameSchema`): ids, names, required flags, docs and type
- * kinds, hashed (FNV-1a). An add-schema compares its schema with every schema of the table's
- * history; most of them differ in their column count, and those that do not are told apart by this
- * number before any field is compared. Computed once per schema (schemas are immutable values).
- */
-const fingerprints = new WeakMap<Schema, number>()
-
-function fingerprint (schema: Schema): number {
-  let h = fingerprints.get(schema)
-  if (h !== undefined) return h
-  h = 0x811c9dc5
-  const mix = (text: string): void => {
-    for (let i = 0; i < text.length; i++) h = Math.imul((h as number) ^ text.charCodeAt(i), 0x01000193)
-  }
-  const stack: IcebergType[] = [schema.struct]
-  while (stack.length > 0) {
-    const t = stack.pop() as IcebergType
-    if (t.kind === 'struct') {
-      mix(`s${t.fields.length}`)
-      for (const f of t.fields) {
-        mix(`|${f.id}:${f.name}:${f.required ? 1 : 0}:${f.doc ?? ''}`)
-        stack.push(f.type)
-      }
-    } else if (t.kind === 'list') {
-      mix(`l${t.elementId}:${t.elementRequired ? 1 : 0}`)
-      stack.push(t.element)
-    } else if (t.kind === 'map') {
-      mix(`m${t.keyId}:${t.valueId}:${t.valueRequired ? 1 : 0}`)
-      stack.push(t.key, t.value)
-    } else {
-      // Parameters that compare loosely (geometry CRS case, defaults) are left to sameSchema.
-      mix(t.kind === 'decimal' ? `d${t.precision},${t.scale}` : t.kind === 'fixed' ? `f${t.length}` : t.kind)
-    }
-  }
-  fingerprints.set(schema, h)
-  return h
-}
-
-/** The schema of `schemas` that is the same as `schema` (Java `Schema.sameSchema`), if any. */
-function findSameSchema (schemas: readonly Schema[], schema: Schema): Schema | undefined {
-  const width = schema.struct.fields.length
-  for (const s of schemas) {
-    if (s.struct.fields.length !== width || fingerprint(s) !== fingerprint(schema)) continue
-    if (sameSchema(s, schema)) return s
-  }
-  return undefined
-}
-
 const sameIds = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((x, i) => x === b[i])
 
 /** Java `PartitionSpec.compatibleWith`: the same source ids, transforms and names, in order. */
@@ -212,27 +164,6 @@ function sameOrder (a: readonly SortField[], b: readonly SortField[]): boolean {
     return f.transform === g.transform && f.direction === g.direction && f.nullOrder === g.nullOrder && sameIds(f.sourceIds, g.sourceIds)
   })
 }
-
-const MAIN = 'main'
-const REF_RETENTION = ['min-snapshots-to-keep', 'max-snapshot-age-ms', 'max-ref-age-ms'] as const
-
-/** The data parts being changed: each list is copied on its first change, so an unchanged one stays shared. */
-interface DataDraft {
-  lastSequenceNumber: bigint
-  lastUpdatedMs: string | undefined
-  nextRowId: bigint
-  currentSnapshotId: string
-  refs: Record<string, WireObject>
-  snapshots: WireObject[]
-  statistics: WireObject[]
-  partitionStatistics: WireObject[]
-  snapshotLog: WireObject[]
-  encryptionKeys: WireObject[] | undefined
-  copied: Set<string>
-  byId: Map<string, WireObject> | undefined
-}
-
-const snapshotIdOf = (s: WireObject): string | undefined => toLongText(own(s, 'snapshot-id'))
 
 export class TableMetadataBuilder {
   readonly issues: ApplyIssue[] = []
@@ -254,7 +185,7 @@ export class TableMetadataBuilder {
   private properties: Record<string, string> | undefined
   private refs: Record<string, string> | undefined
   private refTypes: Record<string, 'branch' | 'tag'> | undefined
-  private readonly data: DataDraft | undefined
+  private readonly data: TableDataBuilder | undefined
   private readonly now: number
 
   private changed: boolean
@@ -262,7 +193,6 @@ export class TableMetadataBuilder {
   private readonly addedSchemaIds = new Set<number>()
   private readonly addedSpecIds = new Set<number>()
   private readonly addedOrderIds = new Set<number>()
-  private readonly addedSnapshotIds = new Set<string>()
   private lastAddedSchemaId: number | undefined
   private lastAddedSpecId: number | undefined
   private lastAddedOrderId: number | undefined
@@ -273,7 +203,6 @@ export class TableMetadataBuilder {
 
   private constructor (start: TableMetadata, isNew: boolean, opts: BuilderOptions) {
     this.start = start
-    this.now = opts.now ?? Date.now()
     this.changed = isNew
     this.formatVersion = start.formatVersion
     this.tableUuid = start.tableUuid
@@ -286,23 +215,8 @@ export class TableMetadataBuilder {
     this.lastPartitionId = lastAssignedPartitionId(start)
     this.sortOrders = start.sortOrders
     this.defaultSortOrderId = start.defaultSortOrderId
-    const d = start.data
-    this.data = d === undefined
-      ? undefined
-      : {
-          lastSequenceNumber: BigInt(d.lastSequenceNumber),
-          lastUpdatedMs: undefined,
-          nextRowId: BigInt(d.nextRowId),
-          currentSnapshotId: d.currentSnapshotId,
-          refs: d.refs as Record<string, WireObject>,
-          snapshots: d.snapshots as WireObject[],
-          statistics: d.statistics as WireObject[],
-          partitionStatistics: d.partitionStatistics as WireObject[],
-          snapshotLog: d.snapshotLog as WireObject[],
-          encryptionKeys: d.encryptionKeys as WireObject[] | undefined,
-          copied: new Set(),
-          byId: undefined
-        }
+    this.now = opts.now ?? Date.now()
+    this.data = start.data === undefined ? undefined : new TableDataBuilder(start.data, this.now, (at, message, extra) => this.issue(at, message, extra))
   }
 
   /**
@@ -619,193 +533,62 @@ export class TableMetadataBuilder {
     this.changed = true
   }
 
-  private list<K extends 'snapshots' | 'statistics' | 'partitionStatistics' | 'snapshotLog'> (d: DataDraft, key: K): WireObject[] {
-    if (!d.copied.has(key)) { d[key] = [...d[key]]; d.copied.add(key) }
-    return d[key]
-  }
+  // What needs snapshots is the data builder's (`table-data-builder.ts`); without data parts (the
+  // gate) it was checked for shape by the action table and nothing more is known about it.
 
-  private snapshotsById (d: DataDraft): Map<string, WireObject> {
-    if (d.byId === undefined) {
-      d.byId = new Map()
-      for (const s of d.snapshots) {
-        const id = snapshotIdOf(s)
-        if (id !== undefined) d.byId.set(id, s)
-      }
-    }
-    return d.byId
-  }
-
-  /** Java `addSnapshot`: ids are unique, sequence numbers grow (v2+), row ids advance (v3). */
   addSnapshot (snapshot: WireObject, at = 'snapshot'): void {
-    const d = this.data
-    if (d === undefined) return
-    const id = snapshotIdOf(snapshot)
-    const bad = (field: string, problem: string): void => this.issue(`${at}.${field}`, `Cannot add snapshot: ${field} ${problem}`)
-    if (id === undefined || typeof own(snapshot, 'snapshot-id') === 'string') { bad('snapshot-id', 'must be an integer'); return }
-    if (toLongText(own(snapshot, 'timestamp-ms')) === undefined) { bad('timestamp-ms', 'must be an integer'); return }
-    const summary = own(snapshot, 'summary')
-    if (summary !== undefined && summary !== null && !isObject(summary)) { bad('summary', 'must be an object'); return }
-    const seqText = toLongText(own(snapshot, 'sequence-number'))
-    if (this.formatVersion > 1 && seqText === undefined) { bad('sequence-number', 'must be an integer'); return }
-    if (this.schemas.length === 0) { this.issue(at, 'Cannot add snapshot: no schema has been added', { exception: 'ValidationException' }); return }
-    const byId = this.snapshotsById(d)
-    if (byId.has(id)) { this.issue(`${at}.snapshot-id`, `Snapshot already exists for id: ${id}`, { exception: 'ValidationException' }); return }
-    if (this.formatVersion > 1) {
-      const seq = BigInt(seqText as string)
-      const parent = own(snapshot, 'parent-snapshot-id')
-      // Java RetryableValidationException: the client retries on fresh metadata.
-      if (seq <= d.lastSequenceNumber && parent !== undefined && parent !== null) {
-        this.issue(`${at}.sequence-number`, `Cannot add snapshot with sequence number ${seq} older than last sequence number ${d.lastSequenceNumber}`, { exception: 'CommitFailedException' })
-        return
-      }
-      d.lastSequenceNumber = seq
-    }
-    if (this.formatVersion >= 3) {
-      const firstRowId = toLongText(own(snapshot, 'first-row-id'))
-      const addedRows = toLongText(own(snapshot, 'added-rows'))
-      if (firstRowId === undefined) { this.issue(`${at}.first-row-id`, 'Cannot add a snapshot: first-row-id is null'); return }
-      if (addedRows === undefined) { this.issue(`${at}.added-rows`, 'Cannot add a snapshot: added-rows is null'); return }
-      if (BigInt(firstRowId) < d.nextRowId) {
-        this.issue(`${at}.first-row-id`, `Cannot add a snapshot, first-row-id is behind table next-row-id: ${firstRowId} < ${d.nextRowId}`, { exception: 'CommitFailedException' })
-        return
-      }
-      d.nextRowId += BigInt(addedRows)
-    }
-    this.list(d, 'snapshots').push(snapshot)
-    byId.set(id, snapshot)
-    this.addedSnapshotIds.add(id)
-    d.lastUpdatedMs = toLongText(own(snapshot, 'timestamp-ms'))
-    this.changed = true
+    this.data?.addSnapshot(snapshot, at, { formatVersion: this.formatVersion, hasSchema: this.schemas.length > 0 })
   }
 
   /**
-   * Java `setRef`: the ref must name a known snapshot; setting `main` makes its snapshot current
-   * and logs it (with the snapshot's own time when this commit added it). `snapshotId` is the
-   * wire value, kept as it came so a 64-bit id is written back digit for digit.
+   * Java `setRef`. A tag keeps no snapshots and `main` is a branch; with data parts the ref must
+   * name a known snapshot (and `main` makes it current).
    */
   setRef (name: string, type: 'branch' | 'tag', snapshotId: unknown, retention: Readonly<Record<string, unknown>>, at = 'ref'): void {
-    const id = toLongText(snapshotId) as string
     if (type === 'tag') {
       for (const key of ['min-snapshots-to-keep', 'max-snapshot-age-ms']) {
         if (retention[key] !== undefined) { this.issue(`${at}.${key}`, `Cannot set tag ${name}: tags do not support ${key}`); return }
       }
     }
     if (name === MAIN && type !== 'branch') { this.issue(`${at}.type`, 'Cannot set main to a tag, it must be a branch', { exception: 'ValidationException' }); return }
-    const d = this.data
-    if (d !== undefined) {
-      const ref: Record<string, unknown> = { 'snapshot-id': snapshotId, type }
-      for (const key of REF_RETENTION) if (retention[key] !== undefined) ref[key] = retention[key]
-      const existing = Object.hasOwn(d.refs, name) ? d.refs[name] : undefined
-      if (existing !== undefined && sameRef(existing, ref)) return
-      const snapshot = this.snapshotsById(d).get(id)
-      if (snapshot === undefined) { this.issue(`${at}.snapshot-id`, `Cannot set ${name} to unknown snapshot: ${id}`, { exception: 'ValidationException' }); return }
-      // A snapshot this commit added dates the change; a rollback is dated now.
-      if (this.addedSnapshotIds.has(id)) d.lastUpdatedMs = toLongText(own(snapshot, 'timestamp-ms'))
-      if (name === MAIN) {
-        d.currentSnapshotId = id
-        d.lastUpdatedMs ??= String(this.now)
-        this.list(d, 'snapshotLog').push({ 'timestamp-ms': longValue(d.lastUpdatedMs), 'snapshot-id': snapshotId })
-      }
-      if (!d.copied.has('refs')) { d.refs = Object.assign(plainRecord<WireObject>(), d.refs); d.copied.add('refs') }
-      d.refs[name] = ref
-    }
+    if (this.data !== undefined && !this.data.setRef(name, type, snapshotId, retention, at)) return
     this.refs ??= Object.assign(plainRecord<string>(), this.start.refs)
     this.refTypes ??= Object.assign(plainRecord<'branch' | 'tag'>(), this.start.refTypes ?? {})
-    this.refs[name] = id
+    this.refs[name] = toLongText(snapshotId) as string
     this.refTypes[name] = type
     this.changed = true
   }
 
   /** Java `removeRef`: removing `main` leaves the table without a current snapshot. */
   removeRef (name: string): void {
-    const d = this.data
-    if (d !== undefined && name === MAIN && d.currentSnapshotId !== '-1') { d.currentSnapshotId = '-1'; this.changed = true }
-    const held = Object.hasOwn(this.refs ?? this.start.refs, name) || (d !== undefined && Object.hasOwn(d.refs, name))
-    if (!held) return
+    this.data?.removeRef(name)
+    if (!Object.hasOwn(this.refs ?? this.start.refs, name)) return
     this.refs ??= Object.assign(plainRecord<string>(), this.start.refs)
     this.refTypes ??= Object.assign(plainRecord<'branch' | 'tag'>(), this.start.refTypes ?? {})
     delete this.refs[name]
     delete this.refTypes[name]
-    if (d !== undefined) {
-      if (!d.copied.has('refs')) { d.refs = Object.assign(plainRecord<WireObject>(), d.refs); d.copied.add('refs') }
-      delete d.refs[name]
-    }
     this.changed = true
   }
 
-  /**
-   * Java `removeSnapshots`: statistics of a removed snapshot and refs pointing at it go with it; a
-   * snapshot-log entry of a removed snapshot drops the history before it (no gaps in time travel).
-   */
+  /** Java `removeSnapshots`: refs left pointing at a removed snapshot are removed with it. */
   removeSnapshots (ids: readonly unknown[]): void {
-    const d = this.data
-    if (d === undefined) return
-    const remove = new Set(ids.map(x => toLongText(x)))
-    const kept = d.snapshots.filter(s => !remove.has(snapshotIdOf(s)))
-    if (kept.length === d.snapshots.length) return
-    d.snapshots = kept
-    d.copied.add('snapshots')
-    d.byId = undefined
-    const alive = this.snapshotsById(d)
-    d.statistics = d.statistics.filter(s => alive.has(snapshotIdOf(s) ?? ''))
-    d.partitionStatistics = d.partitionStatistics.filter(s => alive.has(snapshotIdOf(s) ?? ''))
-    d.copied.add('statistics').add('partitionStatistics')
-    for (const name of Object.keys(d.refs)) {
-      if (!alive.has(toLongText(own(d.refs[name] as WireObject, 'snapshot-id')) ?? '')) this.removeRef(name)
-    }
-    const log: WireObject[] = []
-    for (const entry of d.snapshotLog) {
-      if (alive.has(toLongText(own(entry, 'snapshot-id')) ?? '')) log.push(entry)
-      else log.length = 0
-    }
-    d.snapshotLog = log
-    d.copied.add('snapshotLog')
-    this.changed = true
+    for (const name of this.data?.removeSnapshots(ids) ?? []) this.removeRef(name)
   }
 
-  /** set-statistics / set-partition-statistics: one file per snapshot, replaced as a whole. */
   setStatistics (key: 'statistics' | 'partitionStatistics', file: WireObject, at: string): void {
-    const d = this.data
-    if (d === undefined) return
-    const id = snapshotIdOf(file)
-    if (id === undefined || typeof own(file, 'snapshot-id') === 'string') { this.issue(`${at}.snapshot-id`, 'Cannot set statistics: snapshot-id must be an integer'); return }
-    const at0 = d[key].findIndex(f => snapshotIdOf(f) === id)
-    if (at0 >= 0 && jsonEquals(d[key][at0], file)) return
-    const files = this.list(d, key)
-    if (at0 >= 0) files[at0] = file
-    else files.push(file)
-    this.changed = true
+    this.data?.setStatistics(key, file, at)
   }
 
   removeStatistics (key: 'statistics' | 'partitionStatistics', snapshotId: string): void {
-    const d = this.data
-    if (d === undefined) return
-    const kept = d[key].filter(f => snapshotIdOf(f) !== snapshotId)
-    if (kept.length === d[key].length) return
-    d[key] = kept
-    d.copied.add(key)
-    this.changed = true
+    this.data?.removeStatistics(key, snapshotId)
   }
 
-  /** Java `addEncryptionKey`: a key id already present is left as it is. */
   addEncryptionKey (key: WireObject, at: string): void {
-    const d = this.data
-    if (d === undefined) return
-    const keyId = own(key, 'key-id')
-    if (typeof keyId !== 'string') { this.issue(`${at}.key-id`, 'Cannot add encryption key: key-id must be a string'); return }
-    if (typeof own(key, 'encrypted-key-metadata') !== 'string') { this.issue(`${at}.encrypted-key-metadata`, 'Cannot add encryption key: encrypted-key-metadata must be a string'); return }
-    if ((d.encryptionKeys ?? []).some(k => own(k, 'key-id') === keyId)) return
-    d.encryptionKeys = [...(d.encryptionKeys ?? []), key]
-    this.changed = true
+    this.data?.addEncryptionKey(key, at)
   }
 
   removeEncryptionKey (keyId: string): void {
-    const d = this.data
-    if (d === undefined || d.encryptionKeys === undefined) return
-    const kept = d.encryptionKeys.filter(k => own(k, 'key-id') !== keyId)
-    if (kept.length === d.encryptionKeys.length) return
-    d.encryptionKeys = kept
-    this.changed = true
+    this.data?.removeEncryptionKey(keyId)
   }
 
   /** The metadata as updates so far left it; data parts are carried when the base had them. */
@@ -827,23 +610,7 @@ export class TableMetadataBuilder {
       refs: this.refs ?? s.refs,
       refTypes: this.refTypes ?? s.refTypes ?? plainRecord<'branch' | 'tag'>()
     }
-    const d = this.data
-    if (d === undefined || s.data === undefined) return m
-    const data: TableData = {
-      lastSequenceNumber: d.lastSequenceNumber.toString(),
-      lastUpdatedMs: d.lastUpdatedMs ?? s.data.lastUpdatedMs,
-      nextRowId: d.nextRowId.toString(),
-      currentSnapshotId: d.currentSnapshotId,
-      refs: d.refs,
-      snapshots: d.snapshots,
-      statistics: d.statistics,
-      partitionStatistics: d.partitionStatistics,
-      snapshotLog: d.snapshotLog,
-      metadataLog: s.data.metadataLog,
-      ...(d.encryptionKeys === undefined ? {} : { encryptionKeys: d.encryptionKeys }),
-      extra: s.data.extra
-    }
-    return { ...m, data }
+    return this.data === undefined ? m : { ...m, data: this.data.result() }
   }
 
   /** What the updates did, for judging (the gate). */
@@ -868,7 +635,7 @@ export class TableMetadataBuilder {
    */
   build (ctx: BuildContext): BuildOutcome {
     if (this.issues.length > 0) return { ok: false, issues: this.issues }
-    if (!this.changed) return { ok: true, metadata: undefined }
+    if (!this.changed && this.data?.changed !== true) return { ok: true, metadata: undefined }
     const start = this.start
     if (start.data === undefined || this.data === undefined) throw new Error('build() needs whole metadata: start from metadata with its data parts')
     const fail = (message: string): BuildOutcome => ({ ok: false, issues: [{ at: '', message, exception: 'ValidationException' }] })
@@ -890,13 +657,4 @@ export class TableMetadataBuilder {
     const data: TableData = { ...proposed.data, lastUpdatedMs: this.data.lastUpdatedMs ?? String(this.now), metadataLog }
     return { ok: true, metadata: { ...proposed, data } }
   }
-}
-
-/** Java `SnapshotRef.equals`: the same snapshot, type and retention settings. */
-function sameRef (a: WireObject, b: WireObject): boolean {
-  if (own(a, 'type') !== own(b, 'type')) return false
-  for (const key of ['snapshot-id', ...REF_RETENTION]) {
-    if (toLongText(own(a, key) ?? undefined) !== toLongText(own(b, key) ?? undefined)) return false
-  }
-  return true
 }
