@@ -407,7 +407,7 @@ export class TableMetadataBuilder {
   /**
    * Java `addPartitionSpec`: a spec compatible with an existing one reuses its id; otherwise the id
    * is the highest + 1. A field without an id gets, from v2 on, the id of a field with the same
-   * source and transform in any spec (iceberg-rust `reuse_or_create_new_partition_field_id`), else
+   * source and transform in any spec (iceberg-rust `TableMetadataBuilder::reuse_partition_field_ids`), else
    * the next after `last-partition-id`, which only grows.
    */
   addSpec (given: readonly PartitionField[], at = 'spec'): number | undefined {
