@@ -31,11 +31,26 @@ export const ERRORS = Object.freeze({
   NOT_AUTHORIZED: def('NOT_AUTHORIZED', 401, 'NotAuthorizedException'),
   FORBIDDEN: def('FORBIDDEN', 403, 'ForbiddenException'),
   NOT_FOUND: def('NOT_FOUND', 404, 'NotFoundException'),
+  /** Embedded catalog: the namespace, table or view named does not exist. */
+  NO_SUCH_NAMESPACE: def('NO_SUCH_NAMESPACE', 404, 'NoSuchNamespaceException'),
+  NO_SUCH_TABLE: def('NO_SUCH_TABLE', 404, 'NoSuchTableException'),
+  NO_SUCH_VIEW: def('NO_SUCH_VIEW', 404, 'NoSuchViewException'),
   METHOD_NOT_ALLOWED: def('METHOD_NOT_ALLOWED', 405, 'MethodNotAllowedException'),
-  /** The proxy's view of the table is stale relative to the commit's requirements. */
+  /** Embedded catalog: an endpoint it does not offer (scan planning, remote signing). */
+  UNSUPPORTED_OPERATION: def('UNSUPPORTED_OPERATION', 406, 'UnsupportedOperationException'),
+  /**
+   * The commit's base is stale: a requirement failed (the gate's view of the table, or the embedded
+   * catalog's table), or a snapshot is behind the table. The client retries on fresh metadata.
+   */
   COMMIT_CONFLICT: def('COMMIT_CONFLICT', 409, 'CommitFailedException'),
+  /** Embedded catalog: a namespace, table or view of that name exists already. */
+  ALREADY_EXISTS: def('ALREADY_EXISTS', 409, 'AlreadyExistsException'),
+  /** Embedded catalog: a namespace to drop still holds tables, views or namespaces. */
+  NAMESPACE_NOT_EMPTY: def('NAMESPACE_NOT_EMPTY', 409, 'NamespaceNotEmptyException'),
   BODY_TOO_LARGE: def('BODY_TOO_LARGE', 413, 'BadRequestException'),
   UNSUPPORTED_MEDIA_TYPE: def('UNSUPPORTED_MEDIA_TYPE', 415, 'BadRequestException'),
+  /** Embedded catalog: a namespace properties update that sets and removes the same key. */
+  UNPROCESSABLE: def('UNPROCESSABLE', 422, 'UnprocessableEntityException'),
   /** A fault inside iceguard, before anything was forwarded. */
   INTERNAL: def('INTERNAL', 500, 'ServiceFailureException'),
   /** The upstream sent an invalid or incomplete answer to a read (nothing changed by us). */

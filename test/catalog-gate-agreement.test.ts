@@ -5,9 +5,8 @@
  * decimal bounds, single-value defaults per Appendix D). Each case below is sent twice: to the
  * embedded catalog directly (no proxy in between), as a createTable and as an add-schema commit,
  * and to the gate's pure evaluation. Both must accept it, or both refuse it with a 400.
- *
- * Cases the catalog still answers with its own grammar (src/catalog/schema.ts) are marked `todo`
- * with that reason: they agree once the catalog builds metadata with src/iceberg.
+ * The catalog builds metadata with the same model (src/iceberg/metadata-builder.ts), so every case
+ * must agree.
  */
 import t from 'tap'
 import { request } from 'undici'
@@ -19,8 +18,6 @@ import { startCatalog } from './helpers/index.js'
 /** The rules a well-formed catalog enforces too: the request's shape, defaults, format-version types. */
 const WELL_FORMED = new Set(['REQUEST_WELL_FORMED', 'DEFAULT_VALUE_VALID', 'FORMAT_VERSION_TYPES'])
 
-const CATALOG_UNIFICATION = 'the embedded catalog still reads schemas with its own grammar (src/catalog/schema.ts); it agrees once it uses src/iceberg'
-
 interface Case {
   readonly name: string
   /** The new field (id 3) as JSON. */
@@ -28,8 +25,6 @@ interface Case {
   readonly formatVersion: 2 | 3
   /** Whether both must accept it. */
   readonly accepted: boolean
-  /** The catalog disagrees on this branch (see CATALOG_UNIFICATION). */
-  readonly todo?: true
 }
 
 const field = (type: unknown, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ id: 3, name: 'v', required: false, type, ...extra })
@@ -40,25 +35,25 @@ const CASES: readonly Case[] = [
   { name: 'DECIMAL(10,2), upper case (Java lower-cases)', field: field('DECIMAL(10,2)'), formatVersion: 2, accepted: true },
   { name: 'decimal( 10 , 2 ): whitespace inside (Appendix C)', field: field('decimal( 10 , 2 )'), formatVersion: 2, accepted: true },
   { name: 'decimal (10,2): whitespace before the bracket', field: field('decimal (10,2)'), formatVersion: 2, accepted: false },
-  { name: 'decimal(5,9): scale above precision', field: field('decimal(5,9)'), formatVersion: 2, accepted: false, todo: true },
-  { name: 'decimal(11, 20): scale above precision', field: field('decimal(11, 20)'), formatVersion: 2, accepted: false, todo: true },
+  { name: 'decimal(5,9): scale above precision', field: field('decimal(5,9)'), formatVersion: 2, accepted: false },
+  { name: 'decimal(11, 20): scale above precision', field: field('decimal(11, 20)'), formatVersion: 2, accepted: false },
   { name: 'decimal(38, 38)', field: field('decimal(38, 38)'), formatVersion: 2, accepted: true },
   { name: 'decimal(39, 2): precision above 38', field: field('decimal(39, 2)'), formatVersion: 2, accepted: false },
-  { name: 'decimal(0, 0): precision 0', field: field('decimal(0, 0)'), formatVersion: 2, accepted: false, todo: true },
+  { name: 'decimal(0, 0): precision 0', field: field('decimal(0, 0)'), formatVersion: 2, accepted: false },
   { name: 'fixed[16]', field: field('fixed[16]'), formatVersion: 2, accepted: true },
   { name: 'fixed[ 16 ]: whitespace inside', field: field('fixed[ 16 ]'), formatVersion: 2, accepted: true },
   { name: 'fixed [16]: whitespace before the bracket', field: field('fixed [16]'), formatVersion: 2, accepted: false },
   { name: 'fixed[0] (Java, iceberg-go and iceberg-rust read it)', field: field('fixed[0]'), formatVersion: 2, accepted: true },
-  { name: '" long ": padded type name', field: field(' long '), formatVersion: 2, accepted: false, todo: true },
+  { name: '" long ": padded type name', field: field(' long '), formatVersion: 2, accepted: false },
   { name: 'strnig: no such type', field: field('strnig'), formatVersion: 2, accepted: false },
-  { name: 'timestamp_ns on v2', field: field('timestamp_ns'), formatVersion: 2, accepted: false, todo: true },
+  { name: 'timestamp_ns on v2', field: field('timestamp_ns'), formatVersion: 2, accepted: false },
   { name: 'timestamp_ns on v3', field: field('timestamp_ns'), formatVersion: 3, accepted: true },
   { name: 'write-default on v2', field: field('string', { 'write-default': 'n/a' }), formatVersion: 2, accepted: true },
-  { name: 'initial-default on v2', field: field('string', { 'initial-default': 'n/a', 'write-default': 'n/a' }), formatVersion: 2, accepted: false, todo: true },
+  { name: 'initial-default on v2', field: field('string', { 'initial-default': 'n/a', 'write-default': 'n/a' }), formatVersion: 2, accepted: false },
   { name: 'date default "2024-02-29"', field: field('date', { 'initial-default': '2024-02-29', 'write-default': '2024-02-29' }), formatVersion: 3, accepted: true },
-  { name: 'date default "not-a-date"', field: field('date', { 'write-default': 'not-a-date' }), formatVersion: 3, accepted: false, todo: true },
-  { name: 'decimal(18, 2) default "1.234": wrong scale', field: field('decimal(18, 2)', { 'write-default': '1.234' }), formatVersion: 3, accepted: false, todo: true },
-  { name: 'int default "ten"', field: field('int', { 'initial-default': 'ten', 'write-default': 'ten' }), formatVersion: 3, accepted: false, todo: true },
+  { name: 'date default "not-a-date"', field: field('date', { 'write-default': 'not-a-date' }), formatVersion: 3, accepted: false },
+  { name: 'decimal(18, 2) default "1.234": wrong scale', field: field('decimal(18, 2)', { 'write-default': '1.234' }), formatVersion: 3, accepted: false },
+  { name: 'int default "ten"', field: field('int', { 'initial-default': 'ten', 'write-default': 'ten' }), formatVersion: 3, accepted: false },
   { name: 'null defaults: no default', field: field('int', { 'initial-default': null, 'write-default': null }), formatVersion: 2, accepted: true }
 ]
 
@@ -90,7 +85,7 @@ t.test('the gate and the embedded catalog agree on each schema', async t => {
   t.equal((await call('POST', '/v1/namespaces', { namespace: ['db'] })).status, 200)
 
   for (const [i, c] of CASES.entries()) {
-    await t.test(c.name, c.todo === true ? { todo: CATALOG_UNIFICATION } : {}, async t => {
+    await t.test(c.name, async t => {
       const gate = gateAccepts(c)
       t.equal(gate.create, c.accepted, `the gate ${c.accepted ? 'accepts' : 'refuses'} it in a create ${gate.why}`)
       t.equal(gate.commit, c.accepted, `the gate ${c.accepted ? 'accepts' : 'refuses'} it in a commit ${gate.why}`)

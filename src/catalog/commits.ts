@@ -1,49 +1,57 @@
-import { alreadyExists, badRequest, noSuchTable } from './errors.js'
-import { type CatalogContext, type CatalogRequest, noContent, type Reply, requireNamespace } from './context.js'
-import { isObject, type JsonObject } from './json.js'
-import { etagFor } from './load-result.js'
-import { MetadataBuilder } from './metadata-builder.js'
-import { checkName, checkNamespace, tableKey, tableName } from './paths.js'
-import { checkRequirements, parseRequirements, type Requirement } from './requirements.js'
-import type { CatalogState, TableRecord } from './store.js'
-import { parseUpdates, type Update } from './table-updates.js'
+import { randomUUID } from 'node:crypto'
+import { ERRORS, GateError } from '../errors.js'
+import { isObject } from '../iceberg/json-values.js'
+import { initialFormatVersion, TableMetadataBuilder } from '../iceberg/metadata-builder.js'
+import { checkRequirements, requirementIssues } from '../iceberg/requirements.js'
+import { tableName } from '../iceberg/rest-path.js'
+import { updateIssues } from '../iceberg/table-update.js'
+import type { WholeTableMetadata } from '../iceberg/types.js'
+import { badRequest, type CatalogContext, type CatalogRequest, failOnIssues, noContent, type Reply, requireNamespace } from './context.js'
+import { etagFor, metadataFile, objectChunks } from './load-result.js'
+import { type CatalogState, checkName, checkNamespace, type TableRecord, tableKey } from './store.js'
 
 /**
- * updateTable and transactions/commit (spec CommitTableRequest, CommitTransactionRequest).
- * One path for both: take the tables' locks (sorted, so two transactions cannot deadlock),
- * check requirements against the current metadata, apply the updates to copies, write the new
- * metadata files, then switch every table's pointer in one atomic state write. Any failure
- * leaves every table as it was.
+ * updateTable and transactions/commit (spec CommitTableRequest, CommitTransactionRequest), as the
+ * reference server's `CatalogHandlers` runs them: the request is read whole first (a malformed one
+ * is a 400 whatever else is wrong), then under the tables' locks (sorted, so two transactions cannot
+ * deadlock) each change's requirements are checked against the current metadata (409 on a stale
+ * base) and its updates applied by the one metadata builder (`src/iceberg`), the same the gate
+ * judges with. New metadata files are written, then every table's pointer switches in one atomic
+ * state write. Any failure leaves every table as it was.
  */
 
 interface TableChange {
   readonly namespace: string[]
   readonly name: string
   readonly key: string
-  readonly requirements: Requirement[]
-  readonly updates: Update[]
+  readonly requirements: unknown[]
+  readonly updates: unknown[]
 }
 
 interface Working {
   readonly change: TableChange
   readonly record: TableRecord | undefined
-  metadata: JsonObject | undefined
+  metadata: WholeTableMetadata | undefined
   changed: boolean
 }
 
-function parseChange (raw: unknown, namespace: string[], name: string): TableChange {
+function readChange (raw: unknown, namespace: string[], name: string): TableChange {
   if (!isObject(raw)) throw badRequest('Invalid commit: body must be an object')
-  // Parse everything before checking anything, as the Java server does: malformed is 400 first.
-  const requirements = parseRequirements(raw.requirements)
-  const updates = parseUpdates(raw.updates)
-  return { namespace, name, key: tableKey(namespace, name), requirements, updates }
+  failOnIssues(requirementIssues(raw.requirements, 'table'))
+  failOnIssues(updateIssues(raw.updates, 'table'))
+  const requirements = Array.isArray(raw.requirements) ? raw.requirements : []
+  if (requirements.some(r => isObject(r) && String(r.type).toLowerCase() === 'assert-create') && requirements.length !== 1) {
+    throw badRequest('Invalid create requirements: assert-create must be the only requirement')
+  }
+  return { namespace, name, key: tableKey(namespace, name), requirements, updates: Array.isArray(raw.updates) ? raw.updates : [] }
 }
 
 export async function commitTable (ctx: CatalogContext, req: CatalogRequest): Promise<Reply> {
-  const change = parseChange(req.body(), req.namespace, req.table)
+  const change = readChange(req.body(), req.namespace, req.table)
   const [result] = await commitChanges(ctx, [change])
-  const { location, metadata } = result as { location: string, metadata: JsonObject }
-  return { status: 200, body: { 'metadata-location': location, metadata }, headers: { etag: etagFor(location, 'all') } }
+  const { location, metadata } = result as { location: string, metadata: WholeTableMetadata }
+  const chunks = objectChunks([['metadata-location', JSON.stringify(location)], ['metadata', metadataFile(ctx.store, location, metadata, 'all')]])
+  return { status: 200, chunks, headers: { etag: etagFor(location, 'all') } }
 }
 
 export async function commitTransaction (ctx: CatalogContext, req: CatalogRequest): Promise<Reply> {
@@ -54,7 +62,7 @@ export async function commitTransaction (ctx: CatalogContext, req: CatalogReques
   const changes = body['table-changes'].map(raw => {
     const id = isObject(raw) ? raw.identifier : undefined
     if (!isObject(id)) throw badRequest('Invalid table changes: table identifier is required')
-    return parseChange(raw, checkNamespace(id.namespace), checkName('table', id.name))
+    return readChange(raw, checkNamespace(id.namespace), checkName('table', id.name))
   })
   await commitChanges(ctx, changes)
   return noContent()
@@ -62,15 +70,38 @@ export async function commitTransaction (ctx: CatalogContext, req: CatalogReques
 
 /** A create (assert-create) may not take a view's identifier (Java: "View with same name already exists"). */
 function assertNoView (state: CatalogState, namespace: readonly string[], name: string): void {
-  if (state.views.has(tableKey(namespace, name))) throw alreadyExists(`View with same name already exists: ${tableName(namespace, name)}`)
+  if (state.views.has(tableKey(namespace, name))) throw new GateError(ERRORS.ALREADY_EXISTS, `View with same name already exists: ${tableName(namespace, name)}`)
 }
 
-function formatVersionOf (updates: readonly Update[]): number {
-  const upgrade = updates.find(u => u.action === 'upgrade-format-version')
-  return upgrade === undefined ? 2 : upgrade['format-version'] as number
+/** Applies one change to the table's current metadata: the new metadata, or undefined when nothing changed. */
+function applyChange (ctx: CatalogContext, w: Working): WholeTableMetadata | undefined {
+  const { change } = w
+  let builder: TableMetadataBuilder
+  if (w.metadata === undefined) {
+    if (!change.requirements.some(r => isObject(r) && String(r.type).toLowerCase() === 'assert-create')) {
+      throw new GateError(ERRORS.NO_SUCH_TABLE, `Table does not exist: ${tableName(change.namespace, change.name)}`)
+    }
+    requireNamespace(ctx.store.state, change.namespace)
+    assertNoView(ctx.store.state, change.namespace, change.name)
+    builder = TableMetadataBuilder.fromEmpty(initialFormatVersion(change.updates), { data: true })
+  } else {
+    const conflict = checkRequirements(w.metadata, change.requirements)[0]
+    if (conflict !== undefined) throw new GateError(ERRORS.COMMIT_CONFLICT, conflict.message)
+    builder = TableMetadataBuilder.from(w.metadata)
+  }
+  builder.applyAll(change.updates)
+  // A table created by a commit without set-location lives in its default folder.
+  if (w.metadata === undefined && !change.updates.some(u => isObject(u) && String(u.action).toLowerCase() === 'set-location')) {
+    builder.setLocation(ctx.store.defaultTableLocation(change.namespace, change.name))
+  }
+  // The previous file enters metadata-log once, even when a transaction changes a table twice.
+  const previousFile = w.record !== undefined && !w.changed ? w.record.metadataLocation : undefined
+  const built = builder.build({ newUuid: randomUUID, ...(previousFile === undefined ? {} : { previousFile }) })
+  if (!built.ok) failOnIssues(built.issues)
+  return built.ok ? built.metadata : undefined
 }
 
-async function commitChanges (ctx: CatalogContext, changes: readonly TableChange[]): Promise<Array<{ location: string, metadata: JsonObject }>> {
+async function commitChanges (ctx: CatalogContext, changes: readonly TableChange[]): Promise<Array<{ location: string, metadata: WholeTableMetadata }>> {
   const { store } = ctx
   return await ctx.locks.run(changes.map(c => c.key), async () => {
     const working = new Map<string, Working>()
@@ -79,29 +110,11 @@ async function commitChanges (ctx: CatalogContext, changes: readonly TableChange
       let w = working.get(change.key)
       if (w === undefined) {
         const record = state.tables.get(change.key)
-        const metadata = record === undefined ? undefined : await store.readMetadata(record.metadataLocation)
+        const metadata = record === undefined ? undefined : await store.readTable(record.metadataLocation)
         w = { change, record, metadata, changed: false }
         working.set(change.key, w)
       }
-      const isCreate = change.requirements.some(r => r.type === 'assert-create')
-      let builder: MetadataBuilder
-      if (w.metadata === undefined) {
-        if (!isCreate) throw noSuchTable(`Table does not exist: ${tableName(change.namespace, change.name)}`)
-        if (change.requirements.length !== 1) throw badRequest('Invalid create requirements: assert-create must be the only requirement')
-        requireNamespace(state, change.namespace)
-        assertNoView(state, change.namespace, change.name)
-        builder = MetadataBuilder.fromEmpty(formatVersionOf(change.updates))
-      } else {
-        checkRequirements(change.requirements, w.metadata)
-        builder = MetadataBuilder.from(w.metadata)
-      }
-      for (const update of change.updates) builder.apply(update)
-      if (typeof builder.m.location !== 'string') builder.m.location = store.defaultTableLocation(change.namespace, change.name)
-      // The previous file enters metadata-log once, even when a transaction changes a table twice.
-      const previous = w.record !== undefined && !w.changed
-        ? { location: w.record.metadataLocation, lastUpdatedMs: (w.metadata as JsonObject)['last-updated-ms'] }
-        : undefined
-      const next = builder.build(previous)
+      const next = applyChange(ctx, { ...w, change })
       if (next !== undefined) {
         w.metadata = next
         w.changed = true
@@ -113,8 +126,9 @@ async function commitChanges (ctx: CatalogContext, changes: readonly TableChange
       for (const [key, w] of working) {
         if (!w.changed) continue
         const { namespace, name } = w.change
-        const location = store.nextMetadataLocation(namespace, name, w.metadata as JsonObject, w.record?.metadataLocation)
-        await store.writeMetadata(location, w.metadata as JsonObject)
+        const metadata = w.metadata as WholeTableMetadata
+        const location = store.nextMetadataLocation(namespace, name, metadata.location, w.record?.metadataLocation)
+        await store.writeTable(location, metadata)
         locations.set(key, location)
       }
       if (locations.size > 0) {
@@ -140,7 +154,7 @@ async function commitChanges (ctx: CatalogContext, changes: readonly TableChange
     }
     return changes.map(c => {
       const w = working.get(c.key) as Working
-      return { location: locations.get(c.key) ?? (w.record as TableRecord).metadataLocation, metadata: w.metadata as JsonObject }
+      return { location: locations.get(c.key) ?? (w.record as TableRecord).metadataLocation, metadata: w.metadata as WholeTableMetadata }
     })
   })
 }

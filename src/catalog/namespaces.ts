@@ -1,9 +1,9 @@
-import { alreadyExists, badRequest, CatalogError, namespaceNotEmpty, noSuchNamespace } from './errors.js'
-import { type CatalogContext, type CatalogRequest, json, noContent, type Reply, requireNamespace } from './context.js'
-import { defineOwn, isObject } from './json.js'
+import { ERRORS, GateError } from '../errors.js'
+import { isObject } from '../iceberg/json-values.js'
+import { NAMESPACE_SEPARATOR, namespaceName as nsName } from '../iceberg/rest-path.js'
+import { badRequest, type CatalogContext, type CatalogRequest, json, noContent, type Reply, requireNamespace, stringMap } from './context.js'
 import { paginate } from './paging.js'
-import { checkNamespace, NAMESPACE_SEPARATOR, nsKey, nsName } from './paths.js'
-import { stringList, stringMap } from './schema.js'
+import { checkNamespace, nsKey } from './store.js'
 
 /** Namespace routes (spec: listNamespaces, createNamespace, load/exists/drop, updateProperties). */
 
@@ -26,9 +26,9 @@ export async function createNamespace (ctx: CatalogContext, req: CatalogRequest)
   const levels = checkNamespace(body.namespace)
   const properties = stringMap(body.properties, 'namespace properties')
   await ctx.store.update(draft => {
-    if (draft.namespaces.has(nsKey(levels))) throw alreadyExists(`Namespace already exists: ${nsName(levels)}`)
+    if (draft.namespaces.has(nsKey(levels))) throw new GateError(ERRORS.ALREADY_EXISTS, `Namespace already exists: ${nsName(levels)}`)
     if (levels.length > 1 && !draft.namespaces.has(nsKey(levels.slice(0, -1)))) {
-      throw noSuchNamespace(`Cannot create namespace ${nsName(levels)}: parent namespace ${nsName(levels.slice(0, -1))} does not exist`)
+      throw new GateError(ERRORS.NO_SUCH_NAMESPACE, `Cannot create namespace ${nsName(levels)}: parent namespace ${nsName(levels.slice(0, -1))} does not exist`)
     }
     draft.namespaces.set(nsKey(levels), { levels, properties })
   })
@@ -54,7 +54,7 @@ export async function dropNamespace (ctx: CatalogContext, req: CatalogRequest): 
     const views = [...draft.views.values()].filter(v => nsKey(v.namespace) === key).length
     const children = [...draft.namespaces.values()].filter(n => n.levels.length > levels.length && nsKey(n.levels.slice(0, levels.length)) === key).length
     if (tables + views + children > 0) {
-      throw namespaceNotEmpty(`Namespace ${nsName(levels)} is not empty: it contains ${tables} table(s), ${views} view(s) and ${children} namespace(s)`)
+      throw new GateError(ERRORS.NAMESPACE_NOT_EMPTY, `Namespace ${nsName(levels)} is not empty: it contains ${tables} table(s), ${views} view(s) and ${children} namespace(s)`)
     }
     draft.namespaces.delete(key)
   })
@@ -65,16 +65,16 @@ export async function updateNamespaceProperties (ctx: CatalogContext, req: Catal
   const body = req.body()
   if (!isObject(body)) throw badRequest('Invalid update namespace properties request: body must be an object')
   const updates = stringMap(body.updates, 'updates')
-  const removals = body.removals === undefined || body.removals === null ? [] : stringList(body.removals, 'removals')
+  const removals = body.removals === undefined || body.removals === null ? [] : body.removals
+  if (!Array.isArray(removals) || !removals.every((k): k is string => typeof k === 'string')) throw badRequest('Invalid removals: must be an array of strings')
   const both = removals.filter(key => Object.hasOwn(updates, key))
   if (both.length > 0) {
-    throw new CatalogError(422, 'UnprocessableEntityException', `Cannot update and remove the same properties: ${both.join(', ')}`)
+    throw new GateError(ERRORS.UNPROCESSABLE, `Cannot update and remove the same properties: ${both.join(', ')}`)
   }
   const levels = req.namespace
   return await ctx.store.update(draft => {
     const record = requireNamespace(draft, levels)
-    const properties: Record<string, string> = Object.create(null)
-    for (const key of Object.keys(record.properties)) defineOwn(properties, key, record.properties[key])
+    const properties: Record<string, string> = Object.assign(Object.create(null), record.properties)
     const removed: string[] = []
     const missing: string[] = []
     for (const key of removals) {
@@ -85,8 +85,9 @@ export async function updateNamespaceProperties (ctx: CatalogContext, req: Catal
         missing.push(key)
       }
     }
-    for (const key of Object.keys(updates)) defineOwn(properties, key, updates[key])
+    for (const key of Object.keys(updates)) properties[key] = updates[key] as string
     draft.namespaces.set(nsKey(levels), { levels: record.levels, properties })
     return json({ updated: Object.keys(updates), removed, missing })
   })
 }
+

@@ -1,4 +1,4 @@
-import { badRequest } from './errors.js'
+import { badRequest } from './context.js'
 
 /**
  * Paging of list responses (spec `pageToken` / `pageSize` → `next-page-token`). Items are sorted

@@ -1,6 +1,6 @@
+import { ERRORS, GateError } from '../errors.js'
 import { commitTable, commitTransaction } from './commits.js'
 import type { CatalogContext, CatalogRequest, Reply } from './context.js'
-import { unsupported } from './errors.js'
 import { createNamespace, dropNamespace, listNamespaces, loadNamespace, namespaceExists, updateNamespaceProperties } from './namespaces.js'
 import { createTable, dropTable, listTables, loadCredentials, loadTable, registerTable, renameTable, reportMetrics, tableExists } from './tables.js'
 import { commitView, createView, dropView, listViews, loadView, registerView, renameView, viewExists } from './views.js'
@@ -18,7 +18,7 @@ export interface Route {
   readonly advertise: boolean
 }
 
-const notSupported = (what: string): Handler => () => { throw unsupported(`${what} is not supported by the embedded catalog`) }
+const notSupported = (what: string): Handler => () => { throw new GateError(ERRORS.UNSUPPORTED_OPERATION, `${what} is not supported by the embedded catalog`) }
 
 export const ROUTES: readonly Route[] = [
   { path: ['namespaces'], methods: { GET: listNamespaces, POST: createNamespace }, advertise: true },

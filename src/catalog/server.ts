@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { CatalogContext, CatalogRequest, Reply } from './context.js'
-import { CatalogError } from './errors.js'
-import { parseBody, stringifyJson } from './json.js'
+import { ERRORS, GateError } from '../errors.js'
+import { parseJsonText, writeJson } from '../iceberg/json-text.js'
+import { decodePathSegment, namespaceLevels } from '../iceberg/rest-path.js'
+import { badRequest, type CatalogContext, type CatalogRequest, type Reply } from './context.js'
 import type { KeyedLock } from './lock.js'
-import { checkName, checkNamespace, decodeNamespace, decodeSegment } from './paths.js'
 import { advertisedEndpoints, matchRoute } from './routes.js'
-import type { CatalogStore } from './store.js'
+import { checkName, checkNamespace, type CatalogStore } from './store.js'
 
 /**
  * The HTTP face of the embedded catalog, on plain `node:http`. The path is split by hand, never
@@ -50,7 +50,7 @@ export function createCatalogServer (opts: CatalogServerOptions): Server {
       const body = Buffer.concat(chunks)
       opts.record?.push({ method: req.method ?? 'GET', url: req.url ?? '/', headers: { ...req.headers }, body })
       if (tooLarge) {
-        send(res, req.method, errorReply(new CatalogError(413, 'BadRequestException', `Request body is larger than ${MAX_BODY} bytes`)))
+        send(res, req.method, errorReply(new GateError(ERRORS.BODY_TOO_LARGE, `Request body is larger than ${MAX_BODY} bytes`)))
         return
       }
       handle(ctx, opts, basePath, req, body).then(
@@ -86,7 +86,7 @@ async function handle (ctx: CatalogContext, opts: CatalogServerOptions, basePath
   if (segments.length > 1 && !RESOURCES.has(segments[0] as string)) {
     const prefix = decodeSegment(segments[0] as string)
     if (opts.prefix !== undefined && prefix !== opts.prefix) {
-      throw new CatalogError(404, 'NotFoundException', `Unknown prefix: ${prefix}`)
+      throw new GateError(ERRORS.NOT_FOUND, `Unknown prefix: ${prefix}`)
     }
     segments = segments.slice(1)
   }
@@ -99,7 +99,7 @@ async function handle (ctx: CatalogContext, opts: CatalogServerOptions, basePath
   let parsed: { value: unknown } | undefined
   const request: CatalogRequest = {
     method,
-    namespace: ns === undefined ? [] : checkNamespace(decodeNamespace(ns)),
+    namespace: ns === undefined ? [] : checkNamespace(namespaceLevels(decodeSegment(ns))),
     table: table === undefined ? '' : checkName(match.route.path.includes('views') ? 'view' : 'table', decodeSegment(table)),
     query,
     headers: req.headers,
@@ -117,28 +117,48 @@ function configReply (prefix: string | undefined): Reply {
   return { status: 200, body: { defaults: {}, overrides, endpoints: advertisedEndpoints() } }
 }
 
-const notFoundPath = (method: string, path: string): CatalogError =>
-  new CatalogError(404, 'NotFoundException', `No route for ${method} ${path}`)
+/** Path decoding as the Java reference server does it (`rest-path.ts`); a malformed escape is a 400. */
+function decodeSegment (raw: string): string {
+  const decoded = decodePathSegment(raw)
+  if (decoded === undefined) throw badRequest(`Malformed path segment: ${raw}`)
+  return decoded
+}
 
-const methodNotAllowed = (method: string, allowed: string[]): CatalogError =>
-  new CatalogError(405, 'MethodNotAllowedException', `Method ${method} is not allowed here; allowed: ${allowed.join(', ')}`, { allow: allowed.join(', ') })
+/** Parses a request body losslessly; any syntax problem (a conflicting duplicate key too) is a 400 naming where it is. */
+function parseBody (body: Buffer): unknown {
+  try {
+    return parseJsonText(body.toString('utf8'))
+  } catch (err) {
+    throw badRequest(`Malformed request: ${(err as Error).message}`)
+  }
+}
+
+const notFoundPath = (method: string, path: string): GateError =>
+  new GateError(ERRORS.NOT_FOUND, `No route for ${method} ${path}`)
+
+const methodNotAllowed = (method: string, allowed: string[]): GateError =>
+  new GateError(ERRORS.METHOD_NOT_ALLOWED, `Method ${method} is not allowed here; allowed: ${allowed.join(', ')}`, { headers: { allow: allowed.join(', ') } })
 
 function errorReply (err: unknown): Reply {
-  const e = err instanceof CatalogError
+  const e = err instanceof GateError
     ? err
-    : new CatalogError(500, 'InternalServerError', `Embedded catalog failed: ${(err as Error)?.message ?? String(err)}`)
-  return { status: e.status, body: e.toBody(), headers: e.headers }
+    : new GateError(ERRORS.INTERNAL, `Embedded catalog failed: ${(err as Error)?.message ?? String(err)}`)
+  return { status: e.statusCode, body: e.toResponse(), headers: { ...e.headers } }
 }
 
 function send (res: ServerResponse, method: string | undefined, reply: Reply): void {
   if (res.headersSent || res.destroyed) return
   const headers: Record<string, string | number> = { ...reply.headers }
-  let payload: Buffer | undefined
-  if (reply.body !== undefined && reply.status !== 204 && reply.status !== 304) {
-    payload = Buffer.from(stringifyJson(reply.body), 'utf8')
+  let chunks: readonly Buffer[] = []
+  if ((reply.chunks !== undefined || reply.body !== undefined) && reply.status !== 204 && reply.status !== 304) {
+    chunks = reply.chunks ?? [Buffer.from(writeJson(reply.body), 'utf8')]
     headers['content-type'] = 'application/json'
-    headers['content-length'] = payload.length
+    headers['content-length'] = chunks.reduce((n, c) => n + c.length, 0)
   }
   res.writeHead(reply.status, headers)
-  res.end(method === 'HEAD' ? undefined : payload)
+  if (method === 'HEAD') { res.end(); return }
+  // Corked, the chunks leave in one vectored write; each is handed on, none copied into a new buffer.
+  res.cork()
+  for (const chunk of chunks) res.write(chunk)
+  res.end()
 }

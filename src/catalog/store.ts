@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import { mkdir, open, readFile, rename, rm, rmdir, unlink } from 'node:fs/promises'
 import path from 'node:path'
-import { notFound } from './errors.js'
-import { isObject, parseJson, stringifyJson, type JsonObject } from './json.js'
+import { ERRORS, GateError } from '../errors.js'
+import { parseJsonText } from '../iceberg/json-text.js'
+import { isObject, own, readStringMap } from '../iceberg/json-values.js'
+import { NAMESPACE_SEPARATOR } from '../iceberg/rest-path.js'
+import { parseWholeTableMetadata, tableMetadataChunks } from '../iceberg/table-metadata.js'
+import type { ViewMetadata, WholeTableMetadata } from '../iceberg/types.js'
+import { parseViewMetadata, viewMetadataChunks } from '../iceberg/view-metadata.js'
 import { KeyedLock } from './lock.js'
-import { nsKey, tableKey } from './paths.js'
-import { stringMap } from './schema.js'
 
 /**
  * Persistence of the embedded catalog. Two things are stored:
@@ -14,7 +17,8 @@ import { stringMap } from './schema.js'
  * - a small state file (namespaces with their properties, table or view → current metadata location),
  *   replaced atomically (temp file, fsync, rename), so a commit becomes visible all at once or
  *   not at all, for one table or for a whole transaction.
- * With `memory: true` both live in memory only.
+ * With `memory: true` both live in memory only: a metadata "file" is then the metadata value itself,
+ * and versions of a table share every schema, snapshot and log entry they have in common.
  */
 
 export interface NamespaceRecord { readonly levels: readonly string[], readonly properties: Readonly<Record<string, string>> }
@@ -28,13 +32,72 @@ export interface CatalogState {
   readonly views: Map<string, ViewRecord>
 }
 
+type Stored =
+  | { readonly kind: 'table', readonly metadata: WholeTableMetadata }
+  | { readonly kind: 'view', readonly metadata: ViewMetadata }
+
 const STATE_FILE = '.iceguard-catalog.json'
+/** Parsed metadata (disk mode) and written texts kept for reuse: bounded by count and by text size. */
 const CACHE_MAX = 512
-/** Parsed metadata kept for reuse, by the length of its text: large tables must not fill the heap. */
 const CACHE_MAX_CHARS = 32 * 1024 * 1024
 const VERSION = /^(\d+)-.*\.metadata\.json$/
 
 export interface StoreOptions { root: string, memory: boolean }
+
+/**
+ * Names become folder names in the warehouse, so a name must never be able to leave its folder:
+ * no separators, no `..`, no NUL or other control characters, and no leading dot (dot names are
+ * the warehouse's own files, such as the catalog state file).
+ */
+export function checkName (kind: string, name: unknown): string {
+  if (typeof name !== 'string' || name.length === 0) throw new GateError(ERRORS.BAD_REQUEST, `Invalid ${kind} name: must be a non-empty string`)
+  // eslint-disable-next-line no-control-regex
+  if (/[/\\\u0000-\u001f\u007f]/.test(name) || name.includes('..') || name.startsWith('.')) {
+    throw new GateError(ERRORS.BAD_REQUEST, `Invalid ${kind} name: ${JSON.stringify(name)}: must not contain '/', '\\', '..', control characters, or start with '.'`)
+  }
+  if (Buffer.byteLength(name) > 255) throw new GateError(ERRORS.BAD_REQUEST, `Invalid ${kind} name: longer than 255 bytes`)
+  return name
+}
+
+export function checkNamespace (levels: unknown): string[] {
+  if (!Array.isArray(levels) || levels.length === 0) throw new GateError(ERRORS.BAD_REQUEST, 'Invalid namespace: must be a non-empty array of strings')
+  return levels.map(level => checkName('namespace', level))
+}
+
+export const nsKey = (ns: readonly string[]): string => ns.join(NAMESPACE_SEPARATOR)
+// NUL cannot occur in a checked name, so it separates namespace and name unambiguously.
+export const tableKey = (ns: readonly string[], name: string): string => `${nsKey(ns)}\u0000${name}`
+
+/** A map used as a least-recently-used cache bounded by entry count and by the text size of its entries. */
+class SizedCache<V> {
+  readonly #entries = new Map<string, { value: V, chars: number }>()
+  #chars = 0
+
+  get (key: string): V | undefined {
+    const hit = this.#entries.get(key)
+    if (hit === undefined) return undefined
+    this.#entries.delete(key)
+    this.#entries.set(key, hit)
+    return hit.value
+  }
+
+  set (key: string, value: V, chars: number): void {
+    this.delete(key)
+    this.#entries.set(key, { value, chars })
+    this.#chars += chars
+    // Least recently used first out; the newest entry always stays, however large.
+    while (this.#entries.size > 1 && (this.#entries.size > CACHE_MAX || this.#chars > CACHE_MAX_CHARS)) {
+      this.delete(this.#entries.keys().next().value as string)
+    }
+  }
+
+  delete (key: string): void {
+    const hit = this.#entries.get(key)
+    if (hit === undefined) return
+    this.#entries.delete(key)
+    this.#chars -= hit.chars
+  }
+}
 
 export class CatalogStore {
   readonly memory: boolean
@@ -43,9 +106,12 @@ export class CatalogStore {
   readonly rootUri: string
   #state: CatalogState = { namespaces: new Map(), tables: new Map(), views: new Map() }
   readonly #stateLock = new KeyedLock()
-  readonly #files = new Map<string, string>()
-  readonly #cache = new Map<string, { metadata: JsonObject, chars: number }>()
-  #cachedChars = 0
+  /** Memory mode: the metadata "files". */
+  readonly #files = new Map<string, Stored>()
+  /** Disk mode: parsed metadata files. */
+  readonly #parsed = new SizedCache<Stored>()
+  /** Metadata files recently written or answered, as UTF-8 chunks, by location. */
+  readonly #texts = new SizedCache<readonly Buffer[]>()
 
   private constructor (opts: StoreOptions) {
     this.memory = opts.memory
@@ -103,78 +169,119 @@ export class CatalogStore {
   }
 
   /**
-   * Where the next metadata file of a table goes: `<location>/metadata/` when the table lives in
-   * the warehouse, else the table's default folder (never a path outside the warehouse).
+   * Where the next metadata file of a table or view goes: `<location>/metadata/` when it lives in
+   * the warehouse, else its default folder (never a path outside the warehouse).
    */
-  nextMetadataLocation (ns: readonly string[], name: string, metadata: JsonObject, previous?: string): string {
-    const tablePath = typeof metadata.location === 'string' ? this.localPath(metadata.location) : undefined
+  nextMetadataLocation (ns: readonly string[], name: string, location: string | undefined, previous?: string): string {
+    const tablePath = location === undefined ? undefined : this.localPath(location)
     const dir = this.inside(tablePath) ? `file://${tablePath}` : this.defaultTableLocation(ns, name)
     const prevVersion = previous === undefined ? -1 : Number(VERSION.exec(path.basename(previous))?.[1] ?? -1)
     const version = String(prevVersion + 1).padStart(5, '0')
     return `${dir}/metadata/${version}-${randomUUID()}.metadata.json`
   }
 
-  async readMetadata (location: string): Promise<JsonObject> {
-    const cached = this.#cache.get(location)
-    if (cached !== undefined) return cached.metadata
-    let text = this.#files.get(location)
-    if (text === undefined) {
-      const p = this.localPath(location)
-      if (p === undefined) throw notFound(`Cannot read metadata file ${location}: not a local file`)
-      try {
-        text = await readFile(p, 'utf8')
-      } catch (err) {
-        throw notFound(`Cannot read metadata file ${location}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}`)
-      }
+  async readTable (location: string): Promise<WholeTableMetadata> {
+    const stored = await this.#read(location, 'table')
+    if (stored.kind !== 'table') throw new GateError(ERRORS.BAD_REQUEST, `Cannot read table metadata ${location}: it is view metadata (register it with register-view)`)
+    return stored.metadata
+  }
+
+  async readView (location: string): Promise<ViewMetadata> {
+    const stored = await this.#read(location, 'view')
+    if (stored.kind !== 'view') throw new GateError(ERRORS.BAD_REQUEST, `Cannot read view metadata ${location}: it has no view-uuid (is it a table metadata file?)`)
+    return stored.metadata
+  }
+
+  async #read (location: string, expected: Stored['kind']): Promise<Stored> {
+    const held = this.memory ? this.#files.get(location) : this.#parsed.get(location)
+    if (held !== undefined) return held
+    const p = this.localPath(location)
+    if (p === undefined) throw new GateError(ERRORS.NOT_FOUND, `Cannot read metadata file ${location}: not a local file`)
+    let text: string
+    try {
+      text = await readFile(p, 'utf8')
+    } catch (err) {
+      throw new GateError(ERRORS.NOT_FOUND, `Cannot read metadata file ${location}: ${(err as NodeJS.ErrnoException).code ?? 'unreadable'}`)
     }
-    const parsed = parseJson(text)
-    if (!isObject(parsed)) throw notFound(`Cannot read metadata file ${location}: not a JSON object`)
-    this.#remember(location, parsed, text.length)
-    return parsed
+    let json: unknown
+    try {
+      json = parseJsonText(text)
+    } catch (err) {
+      throw new GateError(ERRORS.BAD_REQUEST, `Cannot read metadata file ${location}: ${(err as Error).message}`)
+    }
+    // A view file names itself by `view-uuid`; anything else is read as what the caller expects.
+    const kind = isObject(json) && own(json, 'view-uuid') !== undefined && own(json, 'table-uuid') === undefined ? 'view' : expected
+    const parsed = kind === 'view' ? parseViewMetadata(json) : parseWholeTableMetadata(json)
+    const issue = parsed.issues[0]
+    if (parsed.metadata === undefined || issue !== undefined) {
+      throw new GateError(ERRORS.BAD_REQUEST, `Cannot read ${kind} metadata ${location}: ${issue?.message ?? 'unreadable'}${issue?.at !== undefined && issue.at !== '' ? ` (at ${issue.at})` : ''}`)
+    }
+    const stored = { kind, metadata: parsed.metadata } as Stored
+    if (!this.memory) this.#parsed.set(location, stored, text.length)
+    return stored
   }
 
-  /** Registers parsed metadata for a location without writing it (a registered file, normalized). */
-  remember (location: string, metadata: JsonObject): void {
-    this.#remember(location, metadata, stringifyJson(metadata).length)
+  /**
+   * The table metadata file at `location` (which holds `metadata`) as UTF-8 chunks, kept for the
+   * next answers. Chunks are shared with earlier versions where their parts are the same.
+   */
+  tableFile (location: string, metadata: WholeTableMetadata): readonly Buffer[] {
+    return this.#file(location, () => tableMetadataChunks(metadata))
   }
 
-  async writeMetadata (location: string, metadata: JsonObject): Promise<void> {
-    const text = stringifyJson(metadata, 2)
+  viewFile (location: string, metadata: ViewMetadata): readonly Buffer[] {
+    return this.#file(location, () => viewMetadataChunks(metadata))
+  }
+
+  #file (location: string, write: () => Buffer[]): readonly Buffer[] {
+    let chunks = this.#texts.get(location)
+    if (chunks === undefined) {
+      chunks = write()
+      this.#texts.set(location, chunks, byteLength(chunks))
+    }
+    return chunks
+  }
+
+  async writeTable (location: string, metadata: WholeTableMetadata): Promise<void> {
+    await this.#write(location, { kind: 'table', metadata })
+  }
+
+  async writeView (location: string, metadata: ViewMetadata): Promise<void> {
+    await this.#write(location, { kind: 'view', metadata })
+  }
+
+  async #write (location: string, stored: Stored): Promise<void> {
     if (this.memory) {
-      this.#files.set(location, text)
-      this.#forgetOldVersions(location, metadata)
-    } else {
-      const p = this.localPath(location)
-      if (!this.inside(p)) throw new Error(`refusing to write outside the warehouse: ${location}`)
-      await mkdir(path.dirname(p), { recursive: true })
-      await writeAtomically(p, text)
+      this.#files.set(location, stored)
+      this.#forgetOldVersions(location, stored)
+      return
     }
-    this.#remember(location, metadata, text.length)
+    const p = this.localPath(location)
+    if (!this.inside(p)) throw new Error(`refusing to write outside the warehouse: ${location}`)
+    const chunks = stored.kind === 'table' ? this.tableFile(location, stored.metadata) : this.viewFile(location, stored.metadata)
+    await mkdir(path.dirname(p), { recursive: true })
+    await writeAtomically(p, chunks)
+    this.#parsed.set(location, stored, byteLength(chunks))
   }
 
   /**
    * In memory, a table keeps the files its metadata-log still names (the window set by
-   * `write.metadata.previous-versions-max`, 100 by default) and no more: every commit writes the
-   * whole metadata again, so keeping every version would grow with the square of the commits.
-   * A view's metadata has no such log (its `versions` and `version-log` live inside the file, and
-   * nothing reads a view's earlier files), so a view keeps its current file only.
+   * `write.metadata.previous-versions-max`, 100 by default) and no more. A view's metadata has no
+   * such log (its `versions` and `version-log` live inside the file, and nothing reads a view's
+   * earlier files), so a view keeps its current file only. Versions share what they have in common,
+   * so a kept version costs what it changed, not its whole size.
    */
-  #forgetOldVersions (location: string, metadata: JsonObject): void {
-    let keep: Set<string>
-    if (metadata['view-uuid'] !== undefined) {
-      keep = new Set([location])
-    } else {
-      const log = (metadata['metadata-log'] ?? []) as JsonObject[]
-      const oldest = log[0]?.['metadata-file']
-      if (typeof oldest !== 'string') return
-      keep = new Set([location, ...log.map(e => String(e['metadata-file']))])
+  #forgetOldVersions (location: string, stored: Stored): void {
+    const keep = new Set([location])
+    if (stored.kind === 'table') {
+      for (const entry of stored.metadata.data.metadataLog) {
+        const file = own(entry, 'metadata-file')
+        if (typeof file === 'string') keep.add(file)
+      }
     }
     const folder = location.slice(0, location.lastIndexOf('/') + 1)
     for (const file of this.#files.keys()) {
-      if (file.startsWith(folder) && !keep.has(file)) {
-        this.#files.delete(file)
-        this.#forgetCached(file)
-      }
+      if (file.startsWith(folder) && !keep.has(file)) this.#forget(file)
     }
   }
 
@@ -184,15 +291,14 @@ export class CatalogStore {
    * folder, that folder's data/ and metadata/ trees. A table moved elsewhere with set-location
    * could share a folder with another table, so its folder is never removed wholesale.
    */
-  async purge (metadata: JsonObject, location: string, ownFolder: string): Promise<void> {
-    const files = [location, ...((metadata['metadata-log'] ?? []) as JsonObject[]).map(e => String(e['metadata-file']))]
-    for (const s of (metadata.snapshots ?? []) as JsonObject[]) if (typeof s['manifest-list'] === 'string') files.push(s['manifest-list'])
-    for (const key of ['statistics', 'partition-statistics']) {
-      for (const f of (metadata[key] ?? []) as JsonObject[]) if (typeof f['statistics-path'] === 'string') files.push(f['statistics-path'])
-    }
+  async purge (metadata: WholeTableMetadata, location: string, ownFolder: string): Promise<void> {
+    const d = metadata.data
+    const files = [location, ...d.metadataLog.map(e => own(e, 'metadata-file'))]
+    for (const s of d.snapshots) files.push(own(s, 'manifest-list'))
+    for (const f of [...d.statistics, ...d.partitionStatistics]) files.push(own(f, 'statistics-path'))
     for (const f of files) {
-      this.#files.delete(f)
-      this.#forgetCached(f)
+      if (typeof f !== 'string') continue
+      this.#forget(f)
       const p = this.localPath(f)
       if (!this.memory && this.inside(p)) await unlink(p).catch(() => {})
     }
@@ -205,27 +311,16 @@ export class CatalogStore {
   }
 
   async forget (location: string): Promise<void> {
-    this.#forgetCached(location)
-    this.#files.delete(location)
+    this.#forget(location)
     const p = this.localPath(location)
     if (!this.memory && this.inside(p)) await unlink(p).catch(() => {})
   }
 
-  #remember (location: string, metadata: JsonObject, chars: number): void {
-    this.#forgetCached(location)
-    this.#cache.set(location, { metadata, chars })
-    this.#cachedChars += chars
-    // Least recently written first out; the newest entry always stays, however large.
-    while (this.#cache.size > 1 && (this.#cache.size > CACHE_MAX || this.#cachedChars > CACHE_MAX_CHARS)) {
-      this.#forgetCached(this.#cache.keys().next().value as string)
-    }
-  }
-
-  #forgetCached (location: string): void {
-    const entry = this.#cache.get(location)
-    if (entry === undefined) return
-    this.#cache.delete(location)
-    this.#cachedChars -= entry.chars
+  #forget (location: string): void {
+    this.#files.delete(location)
+    this.#parsed.delete(location)
+    this.#texts.delete(location)
+    this.#texts.delete(`${location}\u0000refs`)
   }
 
   async #loadState (): Promise<void> {
@@ -242,7 +337,7 @@ export class CatalogStore {
     const views = new Map<string, ViewRecord>()
     for (const n of raw.namespaces ?? []) {
       const r = n as { namespace: string[], properties?: unknown }
-      namespaces.set(nsKey(r.namespace), { levels: r.namespace, properties: stringMap(r.properties, 'namespace properties') })
+      namespaces.set(nsKey(r.namespace), { levels: r.namespace, properties: readStringMap(r.properties) ?? Object.create(null) })
     }
     for (const t of raw.tables ?? []) {
       const r = t as { namespace: string[], name: string, 'metadata-location': string }
@@ -263,16 +358,24 @@ export class CatalogStore {
       tables: [...state.tables.values()].map(t => ({ namespace: t.namespace, name: t.name, 'metadata-location': t.metadataLocation })),
       views: [...state.views.values()].map(v => ({ namespace: v.namespace, name: v.name, 'metadata-location': v.metadataLocation }))
     }
-    await writeAtomically(path.join(this.root, STATE_FILE), JSON.stringify(doc, null, 2))
+    await writeAtomically(path.join(this.root, STATE_FILE), [Buffer.from(JSON.stringify(doc, null, 2), 'utf8')])
   }
 }
 
+export const byteLength = (chunks: readonly Buffer[]): number => chunks.reduce((n, c) => n + c.length, 0)
+
 /** Write to a temp file in the same folder, fsync, rename over the target, fsync the folder. */
-async function writeAtomically (file: string, text: string): Promise<void> {
+async function writeAtomically (file: string, chunks: readonly Buffer[]): Promise<void> {
   const tmp = `${file}.${process.pid}.${randomUUID()}.tmp`
   const fh = await open(tmp, 'wx')
   try {
-    await fh.writeFile(text, 'utf8')
+    // writev in slices: the platform takes a bounded number of buffers per call (IOV_MAX).
+    for (let i = 0; i < chunks.length; i += 1024) {
+      const slice = chunks.slice(i, i + 1024)
+      const want = byteLength(slice)
+      const { bytesWritten } = await fh.writev(slice)
+      if (bytesWritten !== want) await fh.writeFile(Buffer.concat(slice).subarray(bytesWritten))
+    }
     await fh.sync()
   } finally {
     await fh.close()

@@ -1,16 +1,19 @@
-import { alreadyExists, badRequest } from './errors.js'
+import { randomUUID } from 'node:crypto'
+import { ERRORS, GateError } from '../errors.js'
+import { isObject } from '../iceberg/json-values.js'
+import { checkViewRequirements, requirementIssues } from '../iceberg/requirements.js'
+import { tableName } from '../iceberg/rest-path.js'
+import { updateIssues } from '../iceberg/table-update.js'
+import type { ViewMetadata } from '../iceberg/types.js'
+import { newViewMetadata, ViewMetadataBuilder } from '../iceberg/view-metadata-builder.js'
 import {
-  assertNameFree, type CatalogContext, type CatalogRequest, json, noContent, type Reply, requireNamespace, requireView
+  assertNameFree, badRequest, type CatalogContext, type CatalogRequest, failOnIssues, json, noContent, type Reply,
+  requireNamespace, requireView
 } from './context.js'
-import { isObject, type JsonObject } from './json.js'
+import { objectChunks } from './load-result.js'
 import { paginate } from './paging.js'
-import { checkName, nsKey, tableKey, tableName } from './paths.js'
-import { assignFreshIds, normalizeSchema, stringMap } from './schema.js'
-import type { CatalogState } from './store.js'
+import { type CatalogState, checkName, nsKey, tableKey } from './store.js'
 import { identifier, resolveMetadataLocation } from './tables.js'
-import { SUPPORTED_VIEW_FORMAT_VERSION, ViewMetadataBuilder } from './view-metadata-builder.js'
-import { checkViewRequirements, parseViewRequirements, parseViewUpdates } from './view-updates.js'
-import { parseViewVersion } from './view-version.js'
 
 /**
  * View routes (spec: listViews, createView, loadView, viewExists, replaceView, dropView,
@@ -20,8 +23,10 @@ import { parseViewVersion } from './view-version.js'
  */
 
 /** LoadViewResult: `metadata-location` and `metadata` (spec ~3900); no ETag is defined for views. */
-const viewResult = (metadataLocation: string, metadata: JsonObject): Reply =>
-  json({ 'metadata-location': metadataLocation, metadata, config: {} })
+const viewResult = (ctx: CatalogContext, metadataLocation: string, metadata: ViewMetadata): Reply => ({
+  status: 200,
+  chunks: objectChunks([['metadata-location', JSON.stringify(metadataLocation)], ['metadata', ctx.store.viewFile(metadataLocation, metadata)], ['config', '{}']])
+})
 
 export function listViews (ctx: CatalogContext, req: CatalogRequest): Reply {
   const state = ctx.store.state
@@ -38,8 +43,8 @@ function assertCanCreate (state: CatalogState, ns: readonly string[], name: stri
 }
 
 /** Writes a new view's first metadata file and points the identifier at it, or leaves nothing behind. */
-async function storeNewView (ctx: CatalogContext, ns: string[], name: string, metadata: JsonObject, metadataLocation: string, write: boolean): Promise<void> {
-  if (write) await ctx.store.writeMetadata(metadataLocation, metadata)
+async function storeNewView (ctx: CatalogContext, ns: string[], name: string, metadata: ViewMetadata, metadataLocation: string, write: boolean): Promise<void> {
+  if (write) await ctx.store.writeView(metadataLocation, metadata)
   try {
     await ctx.store.update(draft => {
       assertCanCreate(draft, ns, name)
@@ -51,11 +56,7 @@ async function storeNewView (ctx: CatalogContext, ns: string[], name: string, me
   }
 }
 
-/**
- * createView as Java's `BaseViewBuilder.create` does it: field ids assigned fresh from 1, schema 0,
- * version 1 stamped with the server's clock, made current (one version-log entry). The request's
- * version id, timestamp and schema id are not authoritative; its summary is kept.
- */
+/** createView: the new view's metadata is the model's (`newViewMetadata`, as Java's `BaseViewBuilder.create`). */
 export async function createView (ctx: CatalogContext, req: CatalogRequest): Promise<Reply> {
   const body = req.body()
   if (!isObject(body)) throw badRequest('Invalid create view request: body must be an object')
@@ -66,29 +67,26 @@ export async function createView (ctx: CatalogContext, req: CatalogRequest): Pro
   if (body.location !== undefined && body.location !== null && (typeof body.location !== 'string' || body.location === '')) {
     throw badRequest('Invalid create view request: location must be a non-empty string')
   }
-  const properties = stringMap(body.properties, 'view properties')
-  const version = parseViewVersion(body['view-version'])
-  if ((version.representations as unknown[]).length === 0) throw badRequest('Invalid create view request: Cannot create view without specifying a query')
-  const { schema } = assignFreshIds(normalizeSchema(body.schema, 0))
-
-  const builder = ViewMetadataBuilder.fromEmpty()
-  builder.setProperties(properties)
-  builder.setLocation(typeof body.location === 'string' ? body.location.replace(/\/+$/, '') : ctx.store.defaultTableLocation(ns, name))
-  const schemaId = builder.addSchema(schema)
-  builder.setCurrentVersion(builder.addVersion({ ...version, 'version-id': 1, 'timestamp-ms': Date.now(), 'schema-id': schemaId }))
-  const metadata = builder.build() as JsonObject
+  const { metadata, issues } = newViewMetadata({
+    schema: body.schema,
+    viewVersion: body['view-version'],
+    properties: body.properties,
+    location: typeof body.location === 'string' ? body.location.replace(/\/+$/, '') : ctx.store.defaultTableLocation(ns, name)
+  }, { uuid: randomUUID(), now: Date.now() })
+  failOnIssues(issues)
+  if (metadata === undefined) throw badRequest('Invalid create view request')
 
   return await ctx.locks.run([tableKey(ns, name)], async () => {
     assertCanCreate(ctx.store.state, ns, name)
-    const metadataLocation = ctx.store.nextMetadataLocation(ns, name, metadata)
+    const metadataLocation = ctx.store.nextMetadataLocation(ns, name, metadata.location)
     await storeNewView(ctx, ns, name, metadata, metadataLocation, true)
-    return viewResult(metadataLocation, metadata)
+    return viewResult(ctx, metadataLocation, metadata)
   })
 }
 
 export async function loadView (ctx: CatalogContext, req: CatalogRequest): Promise<Reply> {
   const record = requireView(ctx.store.state, req.namespace, req.table)
-  return viewResult(record.metadataLocation, await ctx.store.readMetadata(record.metadataLocation))
+  return viewResult(ctx, record.metadataLocation, await ctx.store.readView(record.metadataLocation))
 }
 
 export function viewExists (ctx: CatalogContext, req: CatalogRequest): Reply {
@@ -104,20 +102,24 @@ export function viewExists (ctx: CatalogContext, req: CatalogRequest): Reply {
 export async function commitView (ctx: CatalogContext, req: CatalogRequest): Promise<Reply> {
   const body = req.body()
   if (!isObject(body)) throw badRequest('Invalid commit: body must be an object')
-  const requirements = parseViewRequirements(body.requirements)
-  const updates = parseViewUpdates(body.updates)
+  failOnIssues(requirementIssues(body.requirements, 'view'))
+  failOnIssues(updateIssues(body.updates, 'view'))
+  const requirements = Array.isArray(body.requirements) ? body.requirements : []
   const { namespace: ns, table: name } = req
   const key = tableKey(ns, name)
   return await ctx.locks.run([key], async () => {
     const record = requireView(ctx.store.state, ns, name)
-    const base = await ctx.store.readMetadata(record.metadataLocation)
-    checkViewRequirements(requirements, base)
+    const base = await ctx.store.readView(record.metadataLocation)
+    const conflict = checkViewRequirements(base.viewUuid, requirements)[0]
+    if (conflict !== undefined) throw new GateError(ERRORS.COMMIT_CONFLICT, conflict.message)
     const builder = ViewMetadataBuilder.from(base)
-    for (const update of updates) builder.apply(update)
-    const next = builder.build()
-    if (next === undefined) return viewResult(record.metadataLocation, base)
-    const location = ctx.store.nextMetadataLocation(ns, name, next, record.metadataLocation)
-    await ctx.store.writeMetadata(location, next)
+    builder.applyAll(body.updates)
+    const built = builder.build({ newUuid: randomUUID })
+    if (!built.ok) failOnIssues(built.issues)
+    const next = built.ok ? built.metadata : undefined
+    if (next === undefined) return viewResult(ctx, record.metadataLocation, base)
+    const location = ctx.store.nextMetadataLocation(ns, name, next.location, record.metadataLocation)
+    await ctx.store.writeView(location, next)
     try {
       await ctx.store.update(draft => {
         // The view lock guarantees this; checked anyway so a bug can never lose an update.
@@ -130,7 +132,7 @@ export async function commitView (ctx: CatalogContext, req: CatalogRequest): Pro
       await ctx.store.forget(location)
       throw err
     }
-    return viewResult(location, next)
+    return viewResult(ctx, location, next)
   })
 }
 
@@ -159,26 +161,13 @@ export async function renameView (ctx: CatalogContext, req: CatalogRequest): Pro
       const record = requireView(draft, from.namespace, from.name)
       requireNamespace(draft, to.namespace)
       const what = `Cannot rename ${tableName(from.namespace, from.name)} to ${tableName(to.namespace, to.name)}`
-      if (draft.tables.has(toKey)) throw alreadyExists(`${what}: table already exists`)
-      if (draft.views.has(toKey)) throw alreadyExists(`${what}: view already exists`)
+      if (draft.tables.has(toKey)) throw new GateError(ERRORS.ALREADY_EXISTS, `${what}: table already exists`)
+      if (draft.views.has(toKey)) throw new GateError(ERRORS.ALREADY_EXISTS, `${what}: view already exists`)
       draft.views.delete(fromKey)
       draft.views.set(toKey, { namespace: to.namespace, name: to.name, metadataLocation: record.metadataLocation })
     })
   })
   return noContent()
-}
-
-/** The fields every view metadata file has (spec `ViewMetadata` required list), checked before registering it. */
-function checkViewMetadata (m: JsonObject, location: string): void {
-  const fail = (what: string): never => { throw badRequest(`Cannot register view ${location}: ${what}`) }
-  if (typeof m['view-uuid'] !== 'string') fail('metadata has no view-uuid (is it a table metadata file?)')
-  if (m['format-version'] !== SUPPORTED_VIEW_FORMAT_VERSION) fail(`unsupported format-version ${String(m['format-version'])}`)
-  if (typeof m.location !== 'string') fail('metadata has no location')
-  for (const key of ['schemas', 'versions', 'version-log']) if (!Array.isArray(m[key])) fail(`metadata has no ${key}`)
-  const versions = m.versions as JsonObject[]
-  if (!versions.some(v => isObject(v) && v['version-id'] === m['current-version-id'])) {
-    fail(`current-version-id ${String(m['current-version-id'])} names no version`)
-  }
 }
 
 /** registerView (spec RegisterViewRequest: name, metadata-location): points a new view at an existing file. */
@@ -192,9 +181,8 @@ export async function registerView (ctx: CatalogContext, req: CatalogRequest): P
   const metadataLocation = resolveMetadataLocation(ctx, raw)
   return await ctx.locks.run([tableKey(ns, name)], async () => {
     assertCanCreate(ctx.store.state, ns, name)
-    const metadata = await ctx.store.readMetadata(metadataLocation)
-    checkViewMetadata(metadata, metadataLocation)
+    const metadata = await ctx.store.readView(metadataLocation)
     await storeNewView(ctx, ns, name, metadata, metadataLocation, false)
-    return viewResult(metadataLocation, metadata)
+    return viewResult(ctx, metadataLocation, metadata)
   })
 }

@@ -16,8 +16,8 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { principalFromHeaders } from '../audit/principal.js'
 import type { AuditRecord, AuditSink, AuditVerdict } from '../audit/audit-log.js'
-import { viewVersionIssues } from '../iceberg/apply-commit.js'
-import type { TableMetadata } from '../iceberg/types.js'
+import { parseViewVersion } from '../iceberg/view-metadata.js'
+import type { ParseIssue, TableMetadata } from '../iceberg/types.js'
 import type { Finding, RuleSettings } from '../rules/rule.js'
 import { hasContentCoding, needsGate } from '../http/commit-scan.js'
 import type { GatedKind } from '../http/rest-routes.js'
@@ -311,7 +311,8 @@ async function gateView (input: GateInput, deps: GateDeps, trail: Trail, body: R
       return refuse(input, deps, trail, badRequest(`Cannot create view ${name}: ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} null (required)`))
     }
     const version = body['view-version']
-    const problems = isJsonObject(version) ? viewVersionIssues(version, 'view-version') : []
+    const problems: ParseIssue[] = []
+    if (isJsonObject(version)) parseViewVersion(version, 'view-version', problems)
     if (problems.length > 0) {
       return refuse(input, deps, trail, badRequest(`Cannot create view ${name}: ${problems.map(p => `${p.message} (at ${p.at})`).join('; ')}`))
     }

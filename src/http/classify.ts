@@ -165,12 +165,6 @@ function gated (method: string, raw: string, target: string, match: CompiledRout
   if (offset === 1) names.push(['prefix', segment(target, 0)])
   match.variables.forEach((v, i) => { if (v !== '') names.push([v, segment(target, i + offset)]) })
   for (const [name, text] of names) {
-    // The REST fixture form-decodes a segment (`+` is a space); JAX-RS `@PathParam` and axum `Path`
-    // do not (`+` stays a plus). The gate must judge the table the catalog writes: refused.
-    if (text.includes('+')) {
-      return refused(method, raw, `"+" in the ${name} segment ("${printable(text)}") is ambiguous: some catalogs read it as a space, others as a plus; ` +
-        'spell a space as %20 and a plus as %2B')
-    }
     const value = decodePathSegment(text)
     if (value === undefined) return refused(method, raw, `the ${name} segment ("${printable(text)}") does not decode to UTF-8 text`)
     if (name === 'prefix') prefix = value

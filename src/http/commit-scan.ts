@@ -9,24 +9,10 @@
  * gate, which is always correct, only slower.
  */
 import { isUtf8 } from 'node:buffer'
+import { DATA_ACTIONS } from '../iceberg/table-update.js'
 
 /** Table update actions that cannot change a schema, partition spec, sort order or format version. */
-export const DATA_ACTIONS: ReadonlySet<string> = new Set([
-  'add-snapshot',
-  'set-snapshot-ref',
-  'remove-snapshots',
-  'remove-snapshot-ref',
-  'set-properties',
-  'remove-properties',
-  'set-statistics',
-  'remove-statistics',
-  'set-partition-statistics',
-  'remove-partition-statistics',
-  'set-location',
-  'assign-uuid',
-  'add-encryption-key',
-  'remove-encryption-key'
-])
+export { DATA_ACTIONS }
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c

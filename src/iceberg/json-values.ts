@@ -113,3 +113,19 @@ export function showValue (v: unknown): string {
     return String(v)
   }
 }
+
+/**
+ * A string → string map (properties, a summary) with a null prototype, so a `__proto__` key is
+ * data; absent and null read as empty. Undefined when `raw` is not an object of strings.
+ */
+export function readStringMap (raw: unknown): Record<string, string> | undefined {
+  const out: Record<string, string> = Object.create(null)
+  if (raw === undefined || raw === null) return out
+  if (!isObject(raw)) return undefined
+  for (const key of Object.keys(raw)) {
+    const value = raw[key]
+    if (typeof value !== 'string') return undefined
+    out[key] = value
+  }
+  return out
+}

@@ -1,7 +1,8 @@
 /**
- * Commit requirements (spec TableRequirement, Java `UpdateRequirement.validate`). A failed
- * requirement means the client's base is stale: a conflict (409), never a rule violation.
- * Messages follow Java's so clients and logs read the same either way.
+ * Commit requirements (spec TableRequirement and ViewRequirement, Java `UpdateRequirement.validate`).
+ * A failed requirement means the client's base is stale: a conflict (409), never a rule violation.
+ * Messages follow Java's so clients and logs read the same either way. The gate and the embedded
+ * catalog both check requirements here.
  */
 import { isObject, own, toInt, toLongText, type JsonObject } from './json-values.js'
 import type { ParseIssue, TableMetadata } from './types.js'
@@ -25,14 +26,17 @@ const REQUIREMENTS: Readonly<Record<string, Readonly<Record<string, Field>>>> = 
   'assert-default-sort-order-id': { 'default-sort-order-id': 'int' }
 }
 
+/** The only requirement a view commit may carry (spec `ViewRequirement`). */
+const VIEW_REQUIREMENT = 'assert-view-uuid'
+
 function fieldProblem (value: unknown, kind: Field): string | undefined {
-  if (kind === 'string') return typeof value === 'string' ? undefined : value === undefined ? 'missing' : value === null ? 'null (required: a string)' : 'not a string'
-  if (kind === 'int') return toInt(value) !== undefined ? undefined : value === undefined ? 'missing' : value === null ? 'null (required: an integer)' : 'not an integer'
+  if (kind === 'string') return typeof value === 'string' ? undefined : value === undefined ? 'is missing' : value === null ? 'is null (required: a string)' : 'must be a string'
+  if (kind === 'int') return toInt(value) !== undefined ? undefined : value === undefined ? 'is missing' : value === null ? 'is null (required: an integer)' : 'must be an integer'
   // "required but nullable": null means "the ref must not exist". Java reads a missing
   // snapshot-id the same way (UpdateRequirementParser: JsonUtil.getLongOrNull), and so does
   // iceberg-rust (`Option<i64>`); PyIceberg always writes it, null included.
   if (value === null || value === undefined) return undefined
-  return toLongText(value) !== undefined && typeof value !== 'string' ? undefined : 'not an integer'
+  return toLongText(value) !== undefined && typeof value !== 'string' ? undefined : 'must be an integer'
 }
 
 /** Each type's fields as a list, so a check walks it without building entries per requirement. */
@@ -41,9 +45,11 @@ const REQUIREMENT_FIELDS: ReadonlyMap<string, ReadonlyArray<readonly [string, Fi
 
 /**
  * Structural problems in a requirements list: unknown types (the spec requires a 400 for them) and
- * missing or mistyped fields. Malformed requirements are skipped by `checkRequirements`.
+ * missing or mistyped fields. Malformed requirements are skipped by `checkRequirements`. With a
+ * `target`, a requirement of the other kind of object is a problem too (Java: "Cannot validate …
+ * against a view"); without one, any known type is read.
  */
-export function requirementIssues (requirements: unknown): ParseIssue[] {
+export function requirementIssues (requirements: unknown, target?: 'table' | 'view'): ParseIssue[] {
   if (requirements === undefined) return []
   if (!Array.isArray(requirements)) return [{ at: 'requirements', message: `Cannot read requirements: ${requirements === null ? 'null (required: an array)' : 'not an array'}` }]
   const issues: ParseIssue[] = []
@@ -53,8 +59,11 @@ export function requirementIssues (requirements: unknown): ParseIssue[] {
     if (!isObject(r)) { issues.push({ at: `requirements[${i}]`, message: 'Cannot read requirement: expected an object' }); continue }
     const type = own(r, 'type')
     if (typeof type !== 'string') { issues.push({ at: `requirements[${i}].type`, message: `Cannot read requirement: ${type === null ? 'type is null' : type === undefined ? 'missing type' : 'type is not a string'}` }); continue }
-    const fields = REQUIREMENT_FIELDS.get(type.toLowerCase())
+    const lower = type.toLowerCase()
+    const fields = REQUIREMENT_FIELDS.get(lower)
     if (fields === undefined) { issues.push({ at: `requirements[${i}].type`, message: `Cannot check unknown requirement type: ${type}` }); continue }
+    if (target === 'view' && lower !== VIEW_REQUIREMENT) { issues.push({ at: `requirements[${i}].type`, message: `Cannot validate ${lower} against a view: it is a table requirement` }); continue }
+    if (target === 'table' && lower === VIEW_REQUIREMENT) { issues.push({ at: `requirements[${i}].type`, message: `Cannot validate ${lower} against a table: it is a view requirement` }); continue }
     for (const [name, kind] of fields) {
       const problem = fieldProblem(own(r, name), kind)
       if (problem !== undefined) issues.push({ at: `requirements[${i}].${name}`, message: `Cannot read requirement ${type}: ${name} ${problem}` })
@@ -106,7 +115,7 @@ function conflictOf (base: TableMetadata | undefined, r: JsonObject, type: strin
     case 'assert-view-uuid': {
       const uuid = own(r, 'uuid') as string
       if (base.tableUuid === undefined || base.tableUuid.toLowerCase() !== uuid.toLowerCase()) {
-        return `${type === 'assert-view-uuid' ? 'view ' : ''}UUID does not match: expected ${base.tableUuid ?? 'none'} != ${uuid}`
+        return `${type === VIEW_REQUIREMENT ? 'view ' : ''}UUID does not match: expected ${base.tableUuid ?? 'none'} != ${uuid}`
       }
       return undefined
     }
@@ -148,4 +157,20 @@ function conflictOf (base: TableMetadata | undefined, r: JsonObject, type: strin
     }
   }
   return undefined
+}
+
+/**
+ * Checks a view commit's requirements against the view's uuid (Java `AssertViewUUID.validate`:
+ * case-insensitive). Table requirements are `requirementIssues(…, 'view')`'s to report.
+ */
+export function checkViewRequirements (viewUuid: string | undefined, requirements: readonly unknown[]): RequirementConflict[] {
+  const conflicts: RequirementConflict[] = []
+  for (const r of requirements) {
+    if (!wellFormed(r) || (own(r, 'type') as string).toLowerCase() !== VIEW_REQUIREMENT) continue
+    const uuid = own(r, 'uuid') as string
+    if (viewUuid === undefined || viewUuid.toLowerCase() !== uuid.toLowerCase()) {
+      conflicts.push({ type: VIEW_REQUIREMENT, message: `Requirement failed: view UUID does not match: expected ${viewUuid ?? 'none'} != ${uuid}` })
+    }
+  }
+  return conflicts
 }

@@ -109,7 +109,43 @@ export interface TableMetadata {
   readonly refs: Readonly<Record<string, string>>
   /** Ref name → kind, for Java-like requirement messages; a ref missing here counts as a branch. */
   readonly refTypes?: Readonly<Record<string, 'branch' | 'tag'>>
+  /**
+   * The rest of the metadata file, held only where whole metadata is built and written (the
+   * embedded catalog). The gate reads the rule-relevant parts alone and leaves it absent.
+   */
+  readonly data?: TableData
 }
+
+/** A wire JSON object, read only. */
+export type WireObject = Readonly<Record<string, unknown>>
+
+/**
+ * The parts of table metadata no rule reads (spec "Table Metadata Fields"): snapshots, their refs
+ * and logs, statistics, encryption keys. Wire objects are kept as they were read and never changed,
+ * so versions of a table share them; 64-bit numbers are decimal text, never rounded.
+ */
+export interface TableData {
+  readonly lastSequenceNumber: string
+  readonly lastUpdatedMs: string
+  /** v3 row lineage. */
+  readonly nextRowId: string
+  /** "-1" when the table has no current snapshot. */
+  readonly currentSnapshotId: string
+  /** The wire form of each ref (`snapshot-id`, `type` and retention settings). */
+  readonly refs: Readonly<Record<string, WireObject>>
+  readonly snapshots: readonly WireObject[]
+  readonly statistics: readonly WireObject[]
+  readonly partitionStatistics: readonly WireObject[]
+  readonly snapshotLog: readonly WireObject[]
+  readonly metadataLog: readonly WireObject[]
+  /** Absent when the file has no `encryption-keys` member. */
+  readonly encryptionKeys?: readonly WireObject[]
+  /** Top-level members this model does not know (a registered file may carry some), in order. */
+  readonly extra: ReadonlyArray<readonly [string, unknown]>
+}
+
+/** Table metadata with every part of the file (what a catalog stores). */
+export type WholeTableMetadata = TableMetadata & { readonly data: TableData }
 
 /** A problem found while reading wire JSON: where (JSON-path-like) and what. */
 export interface ParseIssue {
@@ -119,3 +155,21 @@ export interface ParseIssue {
 
 /** Highest field id a table may use; ids above are reserved for metadata columns (spec "Reserved Field IDs"). */
 export const MAX_FIELD_ID = 2147483447
+
+/**
+ * View metadata (spec "View Metadata"): schemas typed as a table's, versions and the version log
+ * kept as wire objects.
+ */
+export interface ViewMetadata {
+  readonly formatVersion: number
+  readonly viewUuid?: string
+  readonly location?: string
+  readonly properties: Readonly<Record<string, string>>
+  readonly schemas: readonly Schema[]
+  /** -1 while a new view has no version yet. */
+  readonly currentVersionId: number
+  readonly versions: readonly WireObject[]
+  readonly versionLog: readonly WireObject[]
+  /** Top-level members this model does not know, in order. */
+  readonly extra: ReadonlyArray<readonly [string, unknown]>
+}

@@ -342,7 +342,7 @@ t.test('applyUpdates follows the reference server', async t => {
     'Cannot apply unknown update action: drop-everything',
     'Cannot apply update add-view-version to a table',
     'Cannot apply set-location: location is missing',
-    'Cannot apply remove-snapshots: snapshot-ids must be an array'
+    'Cannot apply remove-snapshots: snapshot-ids must be an array of integers'
   ])
   t.equal(misc.issues[1]?.rule, 'CURRENT_SCHEMA_NOT_REMOVED')
 

@@ -1,7 +1,6 @@
-import { isObject, showValue } from '../../iceberg/json-values.js'
+import { showValue } from '../../iceberg/json-values.js'
 import { indexSchema } from '../../iceberg/schema-index.js'
-import { singleValueProblem } from '../../iceberg/single-value.js'
-import type { IcebergType } from '../../iceberg/types.js'
+import { defaultValueProblem } from '../../iceberg/schema-compatibility.js'
 import type { Rule, Violation } from '../rule.js'
 import { checkedSchemas, isNullDefault, schemaFacts, schemaLabel, subject, TABLE_FLOWS } from './helpers.js'
 
@@ -35,7 +34,7 @@ export const defaultValueValid: Rule = {
         if (nf === undefined || (isNullDefault(nf.initialDefault) && isNullDefault(nf.writeDefault))) continue
         for (const [which, value] of [['initial-default', nf.initialDefault], ['write-default', nf.writeDefault]] as const) {
           if (isNullDefault(value)) continue
-          const problem = defaultProblem(f.type, value)
+          const problem = defaultValueProblem(f.type, value)
           if (problem === undefined) continue
           out.push({
             rule: 'DEFAULT_VALUE_VALID',
@@ -48,14 +47,5 @@ export const defaultValueValid: Rule = {
       }
     }
     return out
-  }
-}
-
-function defaultProblem (t: IcebergType, v: unknown): string | undefined {
-  switch (t.kind) {
-    case 'struct': return isObject(v) && Object.keys(v).length === 0 ? undefined : 'must be null or {} for a struct (sub-field defaults belong to the sub-fields)'
-    case 'list':
-    case 'map': return `must be null for a ${t.kind}`
-    default: return singleValueProblem(t, v)
   }
 }

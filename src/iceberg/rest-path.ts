@@ -1,0 +1,33 @@
+/**
+ * The Iceberg REST path grammar's words: how a path segment and a namespace are decoded, and how
+ * an identifier is named in messages.
+ */
+
+/** Namespace levels travel joined by the unit separator 0x1F (`%1F`); spec `parameters.namespace`. */
+export const NAMESPACE_SEPARATOR = '\u001f'
+
+/**
+ * Decodes a path segment as the Java reference server does (`RESTUtil.decodeString` →
+ * `URLDecoder`): form decoding, so `+` and `%20` both mean a space (the Java client sends a space
+ * in a table name as `+`, iceberg-js as `%20`). Undefined for a malformed `%` escape.
+ */
+export function decodePathSegment (segment: string): string | undefined {
+  const plus = segment.includes('+') ? segment.replaceAll('+', ' ') : segment
+  if (!plus.includes('%')) return plus
+  try {
+    return decodeURIComponent(plus)
+  } catch {
+    return undefined
+  }
+}
+
+/** The levels of a decoded namespace segment. */
+export function namespaceLevels (decoded: string): string[] {
+  return decoded.split(NAMESPACE_SEPARATOR)
+}
+
+/** Java `Namespace.toString()`: levels joined by dots. */
+export const namespaceName = (ns: readonly string[]): string => ns.join('.')
+
+/** Java `TableIdentifier.toString()`: `db.sub.table`. */
+export const tableName = (ns: readonly string[], name: string): string => `${namespaceName(ns)}.${name}`
