@@ -1,6 +1,10 @@
 import { spawnSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
+import { parse as parseYaml } from 'yaml'
+import { CHECK_USAGE } from '../src/cli/check.js'
 import { run } from '../src/cli/main.js'
 import { EXIT } from '../src/cli/exit-codes.js'
 import type { CliIo } from '../src/cli/cli-io.js'
@@ -219,4 +223,28 @@ t.test('serve is the server entry: --help prints its options', async (t) => {
   t.equal(r.status, 0, r.stderr)
   t.match(r.stdout, /--upstream <value>/)
   t.match(r.stdout, /ICEGUARD_ADMIN_TOKEN/)
+})
+
+t.test('docs never fetch the unpublished name from the registry; the CI recipes parse and use real options', async (t) => {
+  const docs = ['README.md', ...readdirSync(join(root, 'docs')).filter(f => f.endsWith('.md')).map(f => `docs/${f}`)]
+  for (const doc of docs) {
+    const text = readFileSync(join(root, doc), 'utf8')
+    for (const m of text.matchAll(/\bnpx\s+(?:--\S+\s+)*iceguard\b/g)) {
+      t.match(m[0], /--no-install/, `${doc}: "${m[0]}" runs the installed copy, never a registry download`)
+    }
+    t.notMatch(text, /\bnpm\s+(?:install|i|add)\s+(?:-g\s+|--global\s+|--save-dev\s+|-D\s+)*iceguard(?:@|\s|$)/m, `${doc}: no install of "iceguard" by registry name`)
+  }
+  const ci = readFileSync(join(root, 'docs/ci.md'), 'utf8')
+  const blocks = [...ci.matchAll(/```yaml\n([\s\S]*?)```/g)].map(m => m[1] as string)
+  t.ok(blocks.length >= 2, 'a GitHub Actions workflow and a GitLab CI job')
+  const known = new Set(CHECK_USAGE.match(/--[a-z-]+/g))
+  for (const block of blocks) {
+    t.doesNotThrow(() => parseYaml(block), 'the YAML parses')
+    const commands = [...block.replace(/\\\n\s*/g, ' ').matchAll(/iceguard check ([^\n|]*)/g)].map(m => m[1] as string)
+    t.ok(commands.length > 0, 'the recipe runs iceguard check')
+    for (const c of commands) for (const flag of c.match(/--[a-z-]+/g) ?? []) t.ok(known.has(flag), `check knows ${flag}`)
+  }
+  t.match(blocks[0], /--format github/)
+  t.match(blocks[1], /--format gitlab/)
+  t.match(blocks[1], /codequality: gl-code-quality-report\.json/)
 })
