@@ -1,23 +1,27 @@
 # syntax=docker/dockerfile:1
 #
-# iceguard production image.
+# iceguard production image: the server, and the `iceguard` CLI for CI jobs.
 #   docker build -t iceguard .
 #   docker run -p 8181:8181 -e ICEGUARD_UPSTREAM_URL=http://catalog:8181 iceguard
-# Configuration is by environment only (see docs/deployment.md).
+#   docker run --rm -v "$PWD:/work" iceguard iceguard check --table db.orders \
+#     --request changes/orders.json --url https://iceguard.example.com
+# Configuration is by environment only (see docs/deployment.md). Node 24 is an LTS line supported
+# until April 2028; docs/deployment.md explains the choice.
 
-ARG NODE_IMAGE=node:20-slim
+ARG NODE_IMAGE=node:24-slim
 
 # ---- build: full dependency tree, compile, then drop dev dependencies ----
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 
-# Manifests first so the dependency layer is cached until they change.
+# Manifests first so the dependency layer is cached until they change. No lifecycle scripts yet:
+# `prepare` builds, and the sources are not here; no runtime dependency has an install script.
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+RUN npm ci --ignore-scripts --no-audit --no-fund
 
 COPY . .
-# tsc emits only JavaScript: copy runtime data it does not emit (OpenAPI documents,
-# example policies) when those folders exist.
+# tsc emits only JavaScript (the build marks the CLI executable): copy runtime data it does not
+# emit (OpenAPI documents, example policies) when those folders exist.
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund \
  && mkdir -p /out \
@@ -41,17 +45,22 @@ COPY --from=build /out/ ./
 #                                select it with ICEGUARD_POLICY=/etc/iceguard/policy.yaml
 #   /var/lib/iceguard/warehouse  embedded development catalog data, used only when
 #                                ICEGUARD_UPSTREAM_URL is not set
-RUN mkdir -p /etc/iceguard /var/lib/iceguard/warehouse \
- && chown node:node /var/lib/iceguard/warehouse
+#   /work                        the working directory: a CI job mounts its checkout here, so
+#                                the CLI's relative paths are the job's
+# The CLI is on PATH as `iceguard` (package.json's bin, executable since the build).
+RUN mkdir -p /etc/iceguard /var/lib/iceguard/warehouse /work \
+ && chown node:node /var/lib/iceguard/warehouse \
+ && ln -s /app/dist/src/cli/main.js /usr/local/bin/iceguard
 VOLUME ["/var/lib/iceguard/warehouse"]
+WORKDIR /work
 
 # The node image ships an unprivileged "node" user (uid 1000, gid 1000).
 USER node
 
 EXPOSE 8181
 
-# node:20-slim has no curl or wget; Node 20's global fetch does the probe.
+# The slim image has no curl or wget; Node's global fetch does the probe.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.ICEGUARD_PORT || 8181) + '/healthz').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
-CMD ["node", "dist/src/server.js"]
+CMD ["node", "/app/dist/src/server.js"]

@@ -1,6 +1,10 @@
 import { spawnSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
+import { parse as parseYaml } from 'yaml'
+import { CHECK_USAGE } from '../src/cli/check.js'
 import { run } from '../src/cli/main.js'
 import { EXIT } from '../src/cli/exit-codes.js'
 import type { CliIo } from '../src/cli/cli-io.js'
@@ -19,12 +23,14 @@ async function cli (args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code
 
 const check = (request: string, ...more: string[]) =>
   ['check', '--metadata', `${fx}/table-metadata.json`, '--request', `${fx}/${request}.json`, ...more]
+/** The fixtures but add-optional-column have no identifier: the table is named. */
+const checkOrders = (request: string, ...more: string[]) => check(request, '--table', 'db.orders', ...more)
 
 t.test('check: the exit code follows the verdict', async (t) => {
   t.equal((await cli(check('add-optional-column'))).code, EXIT.OK, 'allow → 0')
-  t.equal((await cli(check('drop-column'))).code, EXIT.OK, 'warn (recommended policy) → 0')
-  t.equal((await cli(check('narrow-type'))).code, EXIT.DENY, 'deny → 1')
-  t.equal((await cli(check('stale-base'))).code, EXIT.CONFLICT, 'conflict → 2')
+  t.equal((await cli(checkOrders('drop-column'))).code, EXIT.OK, 'warn (recommended policy) → 0')
+  t.equal((await cli(checkOrders('narrow-type'))).code, EXIT.DENY, 'deny → 1')
+  t.equal((await cli(checkOrders('stale-base'))).code, EXIT.CONFLICT, 'conflict → 2')
   t.equal((await cli(check('drop-column', '--table', 'db.orders', '--policy', `${fx}/policy.yaml`))).code, EXIT.DENY, 'the policy makes the drop an error')
 })
 
@@ -46,7 +52,7 @@ t.test('check --format json is the admin validate answer, 64-bit ids intact', as
   t.equal(body.changes[0]['field-id'], 4)
   t.same(body.findings, [])
 
-  const deny = JSON.parse((await cli(check('narrow-type', '--format', 'json'))).out)
+  const deny = JSON.parse((await cli(checkOrders('narrow-type', '--format', 'json'))).out)
   t.equal(deny.verdict, 'deny')
   t.match(deny.findings[0], { rule: 'TYPE_PROMOTION_VALID', severity: 'error', 'field-id': 3, path: 'quantity', 'old-type': 'int', 'new-type': 'string' })
 })
@@ -59,30 +65,88 @@ t.test('check --format junit: one failing case per error, valid XML shape', asyn
   const allow = (await cli(check('add-optional-column', '--format', 'junit'))).out
   t.match(allow, /tests="1" failures="0"/)
   t.match(allow, /<testcase classname="db\.orders" name="schema change is allowed"\/>/)
-  const warn = (await cli(check('drop-column', '--format', 'junit'))).out
+  const warn = (await cli(checkOrders('drop-column', '--format', 'junit'))).out
   t.match(warn, /failures="0"/)
   t.match(warn, /<system-out>warning: Cannot drop column customer/)
 })
 
-t.test('check --format github: workflow commands with escaped properties', async (t) => {
+t.test('check --format github: workflow commands on the request\'s lines, escaped properties', async (t) => {
   const { out } = await cli(check('narrow-type', '--table', 'db.orders', '--format', 'github'))
   const lines = out.trim().split('\n')
-  t.match(lines[0], /^::error file=test\/fixtures\/cli\/narrow-type\.json,title=TYPE_PROMOTION_VALID \(db\.orders quantity\)::Cannot change column type/)
+  // quantity (id 3) is on line 7 of narrow-type.json, in the schema the request adds.
+  t.match(lines[0], /^::error file=test\/fixtures\/cli\/narrow-type\.json,line=7,title=TYPE_PROMOTION_VALID \(db\.orders quantity\)::Cannot change column type/)
   t.match(lines.at(-1), /^::notice title=iceguard%3A deny::/, 'a colon in a property is escaped')
-  const warn = (await cli(check('drop-column', '--format', 'github'))).out
-  t.match(warn, /^::warning file=.*title=COLUMN_NO_DROP/m)
-  const conflict = (await cli(check('stale-base', '--format', 'github'))).out
-  t.match(conflict, /^::error file=.*title=conflict \(default\.table\)::assert-current-schema-id: Requirement failed/m)
+  // A dropped column is not in the new schema: the annotation goes on the schema (line 4).
+  const warn = (await cli(checkOrders('drop-column', '--format', 'github'))).out
+  t.match(warn, /^::warning file=test\/fixtures\/cli\/drop-column\.json,line=4,title=COLUMN_NO_DROP/m)
+  // A conflict goes on the requirement that failed (line 2).
+  const conflict = (await cli(checkOrders('stale-base', '--format', 'github'))).out
+  t.match(conflict, /^::error file=test\/fixtures\/cli\/stale-base\.json,line=2,title=conflict \(db\.orders\)::assert-current-schema-id: Requirement failed/m)
+})
+
+t.test('check --format gitlab: a Code Quality report, one issue per finding, stable fingerprints', async (t) => {
+  const run1 = await cli(checkOrders('drop-column', '--policy', `${fx}/policy.yaml`, '--format', 'gitlab'))
+  t.equal(run1.code, EXIT.DENY, 'the exit code still follows the verdict')
+  const issues = JSON.parse(run1.out) as Array<{ description: string, check_name: string, fingerprint: string, severity: string, location: { path: string, lines: { begin: number } } }>
+  t.ok(Array.isArray(issues) && issues.length === 2, 'two error findings, two issues')
+  const drop = issues.find(i => i.check_name === 'COLUMN_NO_DROP')
+  t.match(drop, {
+    description: /^db\.orders: Cannot drop column customer.*see docs\/rules\.md#column_no_drop/,
+    severity: 'blocker',
+    location: { path: 'test/fixtures/cli/drop-column.json', lines: { begin: 4 } }
+  })
+  for (const i of issues) {
+    t.same(Object.keys(i).sort(), ['check_name', 'description', 'fingerprint', 'location', 'severity'], `${i.check_name}: the fields GitLab reads`)
+    t.match(i.fingerprint, /^[0-9a-f]{32}$/)
+  }
+  t.equal(new Set(issues.map(i => i.fingerprint)).size, issues.length, 'fingerprints are unique')
+  const run2 = JSON.parse((await cli(checkOrders('drop-column', '--policy', `${fx}/policy.yaml`, '--format', 'gitlab'))).out) as typeof issues
+  t.same(run2.map(i => i.fingerprint), issues.map(i => i.fingerprint), 'and the same on every run')
+
+  const narrow = JSON.parse((await cli(checkOrders('narrow-type', '--format', 'gitlab'))).out) as typeof issues
+  t.match(narrow, [{ check_name: 'TYPE_PROMOTION_VALID', severity: 'blocker', location: { lines: { begin: 7 } } }], 'the field\'s own line')
+  const warn = JSON.parse((await cli(checkOrders('drop-column', '--format', 'gitlab'))).out) as typeof issues
+  t.match(warn, [{ check_name: 'COLUMN_NO_DROP', severity: 'minor' }], 'a warning is a minor issue')
+  const conflict = JSON.parse((await cli(checkOrders('stale-base', '--format', 'gitlab'))).out) as typeof issues
+  t.match(conflict, [{ check_name: 'conflict', severity: 'major', location: { lines: { begin: 2 } } }])
+  const clean = await cli(check('add-optional-column', '--format', 'gitlab'))
+  t.equal(clean.out, '[]\n', 'a clean change is an empty report')
+})
+
+t.test('check refuses to guess the table: policy scopes depend on it', async (t) => {
+  const noTable = await cli(check('drop-column', '--policy', `${fx}/policy.yaml`))
+  t.equal(noTable.code, EXIT.USAGE, 'no --table and no identifier: a usage error, not a verdict')
+  t.match(noTable.err, /^iceguard: Cannot check test\/fixtures\/cli\/drop-column\.json: the table is unknown; name it with --table namespace\.table/)
+  t.equal(noTable.out, '', 'no verdict printed')
+  t.equal((await cli(checkOrders('drop-column', '--policy', `${fx}/policy.yaml`))).code, EXIT.DENY, 'named, the db.* scope makes the drop an error')
+  t.equal((await cli(check('drop-column', '--table', 'finance.orders', '--policy', `${fx}/policy.yaml`))).code, EXIT.OK, 'outside db.* it is the preset\'s warning')
+
+  const mismatch = await cli(check('add-optional-column', '--table', 'db.other'))
+  t.equal(mismatch.code, EXIT.USAGE)
+  t.match(mismatch.err, /--table db\.other does not match the request's identifier db\.orders/)
+
+  const dir = t.testdir({
+    'create.json': JSON.stringify({ name: 'orders', schema: { type: 'struct', fields: [{ id: 1, name: 'id', required: true, type: 'long' }] } })
+  })
+  const create = ['check', '--request', `${dir}/create.json`]
+  const unnamed = await cli(create)
+  t.equal(unnamed.code, EXIT.USAGE, 'a create names no namespace')
+  t.match(unnamed.err, /the table is unknown/)
+  t.equal((await cli([...create, '--table', 'db.orders'])).code, EXIT.OK, 'named, it is judged')
+  const other = await cli([...create, '--table', 'db.invoices'])
+  t.equal(other.code, EXIT.USAGE)
+  t.match(other.err, /does not match the table the request creates, orders/)
 })
 
 t.test('check: usage and input errors exit 3 with a message', async (t) => {
   const cases: Array<[string[], RegExp]> = [
-    [['check', '--request', `${fx}/narrow-type.json`], /needs --metadata/],
-    [check('narrow-type', '--format', 'xml'), /Invalid --format "xml"/],
+    [['check', '--request', `${fx}/narrow-type.json`, '--table', 'db.orders'], /needs the table's current metadata for a CommitTableRequest: --metadata <table\.json>, or --url/],
+    [[...checkOrders('narrow-type'), '--url', 'http://127.0.0.1:9'], /--metadata or --url, not both/],
+    [checkOrders('narrow-type', '--format', 'xml'), /Invalid --format "xml"/],
     [check('missing'), /Cannot read request test\/fixtures\/cli\/missing\.json: ENOENT/],
-    [['check', '--metadata', `${fx}/narrow-type.json`, '--request', `${fx}/narrow-type.json`], /Cannot read table metadata/],
-    [check('narrow-type', '--bogus'), /bogus/],
-    [check('narrow-type', '--policy', `${fx}/invalid-policy.yaml`), /enforse/],
+    [['check', '--metadata', `${fx}/narrow-type.json`, '--request', `${fx}/narrow-type.json`, '--table', 'db.orders'], /Cannot read table metadata/],
+    [checkOrders('narrow-type', '--bogus'), /bogus/],
+    [checkOrders('narrow-type', '--policy', `${fx}/invalid-policy.yaml`), /enforse/],
     [check('narrow-type', '--table', 'orders'), /Invalid table "orders"/],
     [['frobnicate'], /Unknown command "frobnicate"/]
   ]
@@ -144,10 +208,12 @@ t.test('help: top level and per command', async (t) => {
   t.equal((await cli([])).code, EXIT.USAGE, 'no command is a usage error')
   const help = await cli(['check', '--help'])
   t.match(help.out, /--format\s+text \(default\), json/)
+  t.match(help.out, /--url\s+instead of --metadata/)
+  t.match((await cli(['diff', '--help'])).out, /iceguard diff --url <url> --table <ns\.table> <to\.json>/)
 })
 
 t.test('the bin runs as a process and exits with the verdict', async (t) => {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...check('narrow-type', '--format', 'json')], { cwd: root, encoding: 'utf8' })
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...checkOrders('narrow-type', '--format', 'json')], { cwd: root, encoding: 'utf8' })
   t.equal(r.status, EXIT.DENY, r.stderr)
   t.equal(JSON.parse(r.stdout).verdict, 'deny')
 })
@@ -157,4 +223,28 @@ t.test('serve is the server entry: --help prints its options', async (t) => {
   t.equal(r.status, 0, r.stderr)
   t.match(r.stdout, /--upstream <value>/)
   t.match(r.stdout, /ICEGUARD_ADMIN_TOKEN/)
+})
+
+t.test('docs never fetch the unpublished name from the registry; the CI recipes parse and use real options', async (t) => {
+  const docs = ['README.md', ...readdirSync(join(root, 'docs')).filter(f => f.endsWith('.md')).map(f => `docs/${f}`)]
+  for (const doc of docs) {
+    const text = readFileSync(join(root, doc), 'utf8')
+    for (const m of text.matchAll(/\bnpx\s+(?:--\S+\s+)*iceguard\b/g)) {
+      t.match(m[0], /--no-install/, `${doc}: "${m[0]}" runs the installed copy, never a registry download`)
+    }
+    t.notMatch(text, /\bnpm\s+(?:install|i|add)\s+(?:-g\s+|--global\s+|--save-dev\s+|-D\s+)*iceguard(?:@|\s|$)/m, `${doc}: no install of "iceguard" by registry name`)
+  }
+  const ci = readFileSync(join(root, 'docs/ci.md'), 'utf8')
+  const blocks = [...ci.matchAll(/```yaml\n([\s\S]*?)```/g)].map(m => m[1] as string)
+  t.ok(blocks.length >= 2, 'a GitHub Actions workflow and a GitLab CI job')
+  const known = new Set(CHECK_USAGE.match(/--[a-z-]+/g))
+  for (const block of blocks) {
+    t.doesNotThrow(() => parseYaml(block), 'the YAML parses')
+    const commands = [...block.replace(/\\\n\s*/g, ' ').matchAll(/iceguard check ([^\n|]*)/g)].map(m => m[1] as string)
+    t.ok(commands.length > 0, 'the recipe runs iceguard check')
+    for (const c of commands) for (const flag of c.match(/--[a-z-]+/g) ?? []) t.ok(known.has(flag), `check knows ${flag}`)
+  }
+  t.match(blocks[0], /--format github/)
+  t.match(blocks[1], /--format gitlab/)
+  t.match(blocks[1], /codequality: gl-code-quality-report\.json/)
 })

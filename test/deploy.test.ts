@@ -1,7 +1,8 @@
 /**
  * Deployment artefacts: the Dockerfile, the compose playground, the Kubernetes manifests and the
  * policy they mount. No Docker engine runs in CI, so the image is checked statically and the
- * compose file is validated with docker-compose 1.29 (`config -q` works offline, without an engine).
+ * compose file is validated with docker-compose 1.29 (`config -q` works offline, without an engine;
+ * skipped, saying so, where docker-compose is not installed, and required under CI).
  */
 import t from 'tap'
 import { execFile } from 'node:child_process'
@@ -12,6 +13,7 @@ import { dirname, join, posix } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parse as parseYaml, parseAllDocuments } from 'yaml'
 import { parsePolicy } from '../src/policy/load-policy.js'
+import { systemTool } from './helpers/system-tool.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const read = (p: string): string => readFileSync(join(root, p), 'utf8')
@@ -112,13 +114,27 @@ async function probeExitCode (command: string[], portEnv: string, serve: number 
 const dockerfileText = read('Dockerfile')
 const dockerfile = parseDockerfile(dockerfileText)
 
-t.test('Dockerfile: multi-stage build on node:20-slim with npm ci, compile and prune', async t => {
+const pkg = JSON.parse(read('package.json')) as { scripts?: Record<string, string>, bin?: Record<string, string>, engines?: { node?: string } }
+
+/** Node release lines with long-term support and their end of life (nodejs.org's release schedule). */
+const NODE_LTS_END_OF_LIFE: Readonly<Record<number, string>> = { 20: '2026-04-30', 22: '2027-04-30', 24: '2028-04-30' }
+
+t.test('Dockerfile: multi-stage build on a supported Node LTS with npm ci, compile and prune', async t => {
   const { stages } = dockerfile
   t.ok(stages.length >= 2, 'at least a build and a runtime stage')
-  for (const s of stages) t.equal(s.from, 'node:20-slim', `stage ${s.name ?? '?'} uses the official node:20-slim image`)
+  const base = stages[0]!.from
+  const major = Number(/^node:(\d+)-slim$/.exec(base)?.[1])
+  for (const s of stages) t.equal(s.from, base, `stage ${s.name ?? '?'} uses the same official image, ${base}`)
+  t.ok(major in NODE_LTS_END_OF_LIFE && major >= 22, `${base} is an LTS line (22 or 24), not Node 20, whose support ended on ${NODE_LTS_END_OF_LIFE[20]}`)
+  t.ok(new Date(`${NODE_LTS_END_OF_LIFE[major] ?? '1970-01-01'}T00:00:00Z`) > new Date('2026-12-01T00:00:00Z'), `${base} is supported past the date of this check's writing`)
+  // engines is the code's floor (undici 7 needs 20.18.1); the image's Node must meet it.
+  const floor = /^>=(\d+)\.(\d+)\.(\d+)$/.exec(pkg.engines?.node ?? '')
+  t.ok(floor, `engines.node is a plain lower bound (${pkg.engines?.node})`)
+  t.ok(Number(floor?.[1]) <= major, `the image's Node ${major} meets engines ${pkg.engines?.node}`)
   const build = stages[0]!
   const runs = build.instructions.filter(i => i.keyword === 'RUN').map(i => i.args)
   const ci = runs.findIndex(r => /\bnpm ci\b/.test(r))
+  t.match(runs[ci] ?? '', /--ignore-scripts/, 'npm ci skips lifecycle scripts: prepare would build before the sources are copied')
   const compile = runs.findIndex(r => /\bnpm run build\b/.test(r))
   const prune = runs.findIndex(r => /\bnpm prune --omit=dev\b/.test(r))
   t.ok(ci >= 0, 'dependencies installed with npm ci (lockfile exact)')
@@ -126,8 +142,32 @@ t.test('Dockerfile: multi-stage build on node:20-slim with npm ci, compile and p
   t.ok(prune >= compile, 'dev dependencies pruned after compiling')
   t.notOk(runs.some(r => /\bnpm (install|i)\b/.test(r)), 'never npm install (would ignore the lockfile)')
 
-  const pkg = JSON.parse(read('package.json')) as { scripts?: Record<string, string> }
   t.match(pkg.scripts?.build ?? '', /\btsc\b/, 'package.json has the build script the image runs')
+  t.match(pkg.scripts?.build ?? '', /chmodSync\('([^']+)', 0o755\)/, 'the build marks a file executable')
+  t.equal(/chmodSync\('([^']+)', 0o755\)/.exec(pkg.scripts?.build ?? '')?.[1], pkg.bin?.iceguard, '…the bin, so a symlink to it runs')
+})
+
+t.test('Dockerfile: the CLI is on PATH, and a checkout mounted at /work is the working directory', async t => {
+  const runtime = dockerfile.stages.at(-1)!
+  const bin = pkg.bin?.iceguard
+  t.equal(bin, 'dist/src/cli/main.js', 'package.json names the CLI')
+  const copyDir = runtime.instructions.filter(i => i.keyword === 'WORKDIR').map(i => i.args)[0]
+  t.equal(copyDir, '/app', 'the application is copied to /app')
+  const link = runtime.instructions.find(i => i.keyword === 'RUN' && i.args.includes('ln -s'))
+  t.match(link?.args ?? '', `ln -s /app/${bin} /usr/local/bin/iceguard`, 'iceguard links the bin into /usr/local/bin, which the node image has on PATH')
+  const built = dockerfile.stages[0]!.instructions.filter(i => i.keyword === 'RUN').map(i => i.args).join(' ')
+  t.match(built, /cp -R [^&]*\bdist\b/, 'dist/ (with the bin) is copied into the runtime stage')
+  const main = read('src/cli/main.ts')
+  t.ok(main.startsWith('#!/usr/bin/env node\n'), 'the bin starts with a node shebang (tsc keeps it)')
+  t.match(main, /realpathSync\(script\)/, 'and runs when started through a symlink')
+
+  const workdirs = runtime.instructions.filter(i => i.keyword === 'WORKDIR').map(i => i.args)
+  t.equal(workdirs.at(-1), '/work', 'the last WORKDIR is /work: docker run -v "$PWD:/work" makes relative paths the job\'s')
+  t.match(link?.args ?? '', /mkdir -p [^&]*\/work\b/, '/work exists in the image')
+  t.match(dockerfileText, /docker run --rm -v "\$PWD:\/work" iceguard iceguard check/, 'the Dockerfile shows the CI use')
+  const userAt = runtime.instructions.findIndex(i => i.keyword === 'USER')
+  const linkAt = runtime.instructions.indexOf(link!)
+  t.ok(linkAt >= 0 && linkAt < userAt, 'the link is made as root, before USER node')
 })
 
 t.test('Dockerfile: runtime stage runs unprivileged and holds only what runs', async t => {
@@ -153,8 +193,7 @@ t.test('Dockerfile: runtime stage runs unprivileged and holds only what runs', a
 
   const cmd = ins('CMD')
   t.equal(cmd.length, 1)
-  t.same(JSON.parse(cmd[0]!.args), ['node', 'dist/src/server.js'], 'exec-form CMD starts the compiled server')
-  const pkg = JSON.parse(read('package.json')) as { scripts?: Record<string, string> }
+  t.same(JSON.parse(cmd[0]!.args), ['node', '/app/dist/src/server.js'], 'exec-form CMD starts the compiled server in /app')
   t.match(pkg.scripts?.start ?? '', 'node dist/src/server.js', 'the image starts the server as npm start does')
 })
 
@@ -164,7 +203,7 @@ t.test('Dockerfile: HEALTHCHECK probes /healthz with node itself, and the probe 
   const m = /CMD (\[.*\])$/.exec(hc[0]!.args)
   t.ok(m, 'exec-form health check command')
   const command = JSON.parse(m![1]!) as string[]
-  t.equal(command[0], 'node', 'uses node (node:20-slim has no curl or wget)')
+  t.equal(command[0], 'node', 'uses node (the slim image has no curl or wget)')
   t.match(command.join(' '), '/healthz')
   const [ok, failing, closed] = await Promise.all([200, 503, 'closed' as const].map(s => probeExitCode(command, 'ICEGUARD_PORT', s)))
   t.equal(ok, 0, 'healthy when /healthz answers 200')
@@ -189,21 +228,11 @@ const compose = obj(parseYaml(composeText), 'docker-compose.yml')
 const services = obj(compose.services, 'services')
 const svc = (name: string): Obj => obj(services[name], `services.${name}`)
 
-function composeBinary (): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(':')) {
-    if (dir !== '' && existsSync(join(dir, 'docker-compose'))) return join(dir, 'docker-compose')
-  }
-  return undefined
-}
+const dockerCompose = systemTool(['docker-compose'], 'apt-get install docker-compose')
 
-t.test('docker-compose.yml validates with docker-compose 1.29 (config -q)', async t => {
-  const bin = composeBinary()
-  if (bin === undefined) {
-    // CI installs it (apt-get install -y docker-compose) and sets CI; a developer machine may not have it.
-    t.notOk(process.env.CI, 'docker-compose must be installed in CI: apt-get install -y docker-compose')
-    t.comment('docker-compose not installed: only the structural checks below ran')
-    return
-  }
+t.test('docker-compose.yml validates with docker-compose 1.29 (config -q)', { skip: dockerCompose.skip }, async t => {
+  const bin = dockerCompose.need(t)
+  if (bin === undefined) return
   const env = { ...process.env, COMPOSE_INTERACTIVE_NO_CLI: '1' }
   const ok = await run(bin, ['-f', join(root, 'docker-compose.yml'), 'config', '-q'], { env })
   t.equal(ok.code, 0, `config -q accepts the file${ok.stderr ? ': ' + ok.stderr : ''}`)

@@ -184,9 +184,10 @@ t.test('pooled exchanges: every framing read whole, long ids untouched, a GET re
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
   t.teardown(() => { server.close() })
   const port = (server.address() as net.AddressInfo).port
-  const pool = new UpstreamPool({ host: '127.0.0.1', port, connections: 2, connectTimeout: 1000, keepAliveTimeout: 5000 })
+  // Nothing here is about timeouts: minute-long ones, so a loaded machine cannot turn an answer into one.
+  const pool = new UpstreamPool({ host: '127.0.0.1', port, connections: 2, connectTimeout: 60_000, keepAliveTimeout: 5000 })
   t.teardown(() => pool.close())
-  const client = createPoolClient({ pool, basePath: '/base', upstreamHost: `127.0.0.1:${port}`, headersTimeout: 2000, bodyTimeout: 2000, retryAfter: 2, maxResponseBytes: 1 << 20 })
+  const client = createPoolClient({ pool, basePath: '/base', upstreamHost: `127.0.0.1:${port}`, headersTimeout: 60_000, bodyTimeout: 60_000, retryAfter: 2, maxResponseBytes: 1 << 20 })
 
   const length = await client.request({ method: 'GET', path: '/length', headers: { accept: 'application/json' } })
   t.equal(length.statusCode, 200)
@@ -222,12 +223,12 @@ t.test('pooled exchanges: every framing read whole, long ids untouched, a GET re
     'a POST whose socket dies: commit state unknown')
   t.equal(nth - beforePost, 1, 'a POST is never resent')
 
-  const small = createPoolClient({ pool, basePath: '/base', upstreamHost: 'x', headersTimeout: 2000, bodyTimeout: 2000, retryAfter: 2, maxResponseBytes: 10_000 })
+  const small = createPoolClient({ pool, basePath: '/base', upstreamHost: 'x', headersTimeout: 60_000, bodyTimeout: 60_000, retryAfter: 2, maxResponseBytes: 10_000 })
   t.match(await failure(small.request({ method: 'GET', path: '/length' })), { statusCode: 502, message: /ICEGUARD_RESPONSE_TOO_LARGE/ }, 'an answer above the limit is abandoned, not buffered')
 
-  const closedPool = new UpstreamPool({ host: '127.0.0.1', port, connections: 1, connectTimeout: 1000, keepAliveTimeout: 5000 })
+  const closedPool = new UpstreamPool({ host: '127.0.0.1', port, connections: 1, connectTimeout: 60_000, keepAliveTimeout: 5000 })
   closedPool.close()
-  const unreachable = createPoolClient({ pool: closedPool, basePath: '', upstreamHost: 'x', headersTimeout: 2000, bodyTimeout: 2000, retryAfter: 7, maxResponseBytes: 1000 })
+  const unreachable = createPoolClient({ pool: closedPool, basePath: '', upstreamHost: 'x', headersTimeout: 60_000, bodyTimeout: 60_000, retryAfter: 7, maxResponseBytes: 1000 })
   t.match(await failure(unreachable.request({ method: 'POST', path: '/x', body: Buffer.from('{}'), commit: true })),
     { statusCode: 503, sent: false, headers: { 'retry-after': '7' } }, 'nothing sent: 503 with Retry-After')
 })

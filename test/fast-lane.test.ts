@@ -487,6 +487,9 @@ t.test('a client that pipelines commits and never reads gets no more answers que
   sock.pause()
   await new Promise<void>((resolve) => sock.on('connect', resolve))
   sock.write(Array.from({ length: count }, (_, i) => request(i)).join(''))
+  // Wait for the first commit to go upstream, then until no more go (a slow machine only ends the
+  // wait early, which can hide a fault but never invent one).
+  while (up.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 20))
   let forwarded = up.requests.length
   for (let i = 0; i < 40; i++) {
     await new Promise((resolve) => setTimeout(resolve, 100))

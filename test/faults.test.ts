@@ -15,13 +15,16 @@ import { startCatalog } from './helpers/catalog.js'
 import { clientShapes, cloneSchema, createFixtureTable, loadMeta, type Meta } from './helpers/gate-fixtures.js'
 import { refusedUrl, startFaultUpstream, type Fault, type FaultUpstream } from './helpers/fault-upstream.js'
 
-/** Short, so every fault resolves quickly; the assertions are about answers, never about time. */
-const TIMEOUTS = {
-  'upstream-connect-timeout': '500',
-  'upstream-headers-timeout': '300',
-  'upstream-body-timeout': '300',
-  'retry-after': '3'
-} as const
+/**
+ * Timeouts are short only where a fault is meant to trip them (a stall), and there the answers that
+ * must arrive in time come from memory, so slowness of a loaded machine cannot turn a pass into a
+ * timeout. Every other fault runs with the default (minute-long) timeouts: the assertions are about
+ * answers, never about time.
+ */
+const RETRY_AFTER = { 'retry-after': '3' } as const
+const STALL_TIMEOUTS = { ...RETRY_AFTER, 'upstream-headers-timeout': '2000', 'upstream-body-timeout': '2000' } as const
+/** Refused or unresolvable upstreams: either way nothing is forwarded, so a short connect bound only saves time. */
+const UNREACHABLE_TIMEOUTS = { ...RETRY_AFTER, 'upstream-connect-timeout': '500' } as const
 
 const TABLE_PATH = '/v1/namespaces/db/tables/t'
 const DATA_COMMIT = JSON.stringify({
@@ -39,7 +42,7 @@ interface Answer {
 
 /**
  * One exchange on its own connection. A cut connection is reported, not thrown; a proxy that
- * never answers fails the test after 10 s instead of hanging it.
+ * goes silent for a minute fails the test instead of hanging it.
  */
 function call (url: string, opts: { method?: string, body?: string, headers?: Record<string, string> } = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
@@ -52,7 +55,7 @@ function call (url: string, opts: { method?: string, body?: string, headers?: Re
       res.on('aborted', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), cut: true }))
       res.on('error', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), cut: true }))
     })
-    req.setTimeout(10_000, () => req.destroy(new Error(`no answer from the proxy for ${opts.method ?? 'GET'} ${url}`)))
+    req.setTimeout(60_000, () => req.destroy(new Error(`no answer from the proxy for ${opts.method ?? 'GET'} ${url}`)))
     req.on('error', (err) => {
       if ((err as { code?: string }).code === 'ECONNRESET') resolve({ status: 0, headers: {}, body: Buffer.alloc(0), cut: true })
       else reject(err)
@@ -92,6 +95,8 @@ interface World {
   readonly catalogUrl: string
   readonly meta: Meta
   readonly schemaCommit: string
+  /** The table's loadTable answer, served from memory where a pass must beat a short timeout. */
+  readonly loadAnswer: Fault
 }
 
 /** One embedded catalog with `db.t`, shared by every fault (each fault gets its own proxy). */
@@ -103,11 +108,16 @@ async function world (t: Test): Promise<World> {
   const meta = await loadMeta(catalog.url, 'db', 't')
   const s = cloneSchema(meta)
   s.fields.push({ id: meta['last-column-id'] + 1, name: 'added', required: false, type: 'string' })
-  return { catalogUrl: catalog.url, meta, schemaCommit: JSON.stringify(clientShapes.java(meta, s, 'db', 't')) }
+  return {
+    catalogUrl: catalog.url,
+    meta,
+    schemaCommit: JSON.stringify(clientShapes.java(meta, s, 'db', 't')),
+    loadAnswer: { kind: 'answer', status: 200, body: JSON.stringify({ 'metadata-location': 's3://x', metadata: meta }) }
+  }
 }
 
-async function proxyOn (t: Test, upstream: string, flags: Record<string, string> = {}): Promise<RunningProxy> {
-  return await startProxy(t, { upstream, policy: 'builtin:spec', ...TIMEOUTS, ...flags })
+async function proxyOn (t: Test, upstream: string, flags: Record<string, string> = RETRY_AFTER): Promise<RunningProxy> {
+  return await startProxy(t, { upstream, policy: 'builtin:spec', ...flags })
 }
 
 /** Closes the proxy and checks that the fault upstream sees no connection left from it. */
@@ -121,7 +131,7 @@ t.test('upstream faults', async t => {
   const socketsBefore = openTcpSockets()
 
   t.test('connection refused: 503 + Retry-After on every path, nothing hangs', async t => {
-    const proxy = await proxyOn(t, await refusedUrl())
+    const proxy = await proxyOn(t, await refusedUrl(), UNREACHABLE_TIMEOUTS)
     expectUnavailable(t, await call(proxy.url + TABLE_PATH), 'read')
     expectUnavailable(t, await call(proxy.url + TABLE_PATH, { method: 'POST', body: DATA_COMMIT }), 'data commit')
     const gated = await call(proxy.url + TABLE_PATH, { method: 'POST', body: w.schemaCommit })
@@ -130,7 +140,7 @@ t.test('upstream faults', async t => {
   })
 
   t.test('DNS failure: 503 + Retry-After on every path', async t => {
-    const proxy = await proxyOn(t, 'http://nonexistent.invalid:8181')
+    const proxy = await proxyOn(t, 'http://nonexistent.invalid:8181', UNREACHABLE_TIMEOUTS)
     expectUnavailable(t, await call(proxy.url + TABLE_PATH), 'read')
     expectUnavailable(t, await call(proxy.url + TABLE_PATH, { method: 'POST', body: DATA_COMMIT }), 'data commit')
     expectUnavailable(t, await call(proxy.url + TABLE_PATH, { method: 'POST', body: w.schemaCommit }), 'schema commit')
@@ -138,24 +148,26 @@ t.test('upstream faults', async t => {
 
   t.test('headers timeout', async t => {
     const up = await startFaultUpstream(t, { target: w.catalogUrl })
-    const proxy = await proxyOn(t, up.url)
+    const proxy = await proxyOn(t, up.url, STALL_TIMEOUTS)
     up.use(() => ({ kind: 'stall-headers' }))
-    const read = await call(proxy.url + TABLE_PATH)
+    // Three stalls at once, each on its own connection: a read, a data commit, and a schema commit
+    // whose base load stalls.
+    const [read, data, stalledLoad] = await Promise.all([
+      call(proxy.url + TABLE_PATH),
+      call(proxy.url + TABLE_PATH, { method: 'POST', body: DATA_COMMIT }),
+      call(proxy.url + TABLE_PATH, { method: 'POST', body: w.schemaCommit })
+    ])
     t.equal(read.status, 504, 'read: 504')
     t.equal(errorOf(read).type, 'GatewayTimeoutException', 'read: a gateway timeout, not "commit state unknown"')
     t.equal(errorOf(read).code, 504)
-    t.equal(up.count('GET'), 1, 'a timed-out read is not retried')
-
-    expectUnknown(t, await call(proxy.url + TABLE_PATH, { method: 'POST', body: DATA_COMMIT }), 504, 'data commit')
-    t.equal(up.count('POST'), 1, 'the data commit was sent once')
-
-    // The base load stalls: nothing was forwarded, so the answer is a definite, retryable 503.
-    const stalledLoad = await call(proxy.url + TABLE_PATH, { method: 'POST', body: w.schemaCommit })
+    expectUnknown(t, data, 504, 'data commit')
+    // The base load stalled: nothing was forwarded, so the answer is a definite, retryable 503.
     expectUnavailable(t, stalledLoad, 'schema commit, base load stalled')
-    t.equal(up.count('POST'), 1, 'the schema commit never left')
+    t.equal(up.count('GET'), 2, 'the timed-out read and base load were each sent once, never retried')
+    t.equal(up.count('POST'), 1, 'the data commit was sent once; the schema commit never left')
 
     // The base load answers, the commit stalls: its fate is unknown.
-    up.use(req => req.method === 'GET' ? { kind: 'pass' } : { kind: 'stall-headers' })
+    up.use(req => req.method === 'GET' ? w.loadAnswer : { kind: 'stall-headers' })
     expectUnknown(t, await call(proxy.url + TABLE_PATH, { method: 'POST', body: w.schemaCommit }), 504, 'schema commit')
     t.equal(up.count('POST'), 2, 'the schema commit was sent once')
     await closesClean(t, proxy, up)
@@ -163,19 +175,22 @@ t.test('upstream faults', async t => {
 
   t.test('body stall after the headers', async t => {
     const up = await startFaultUpstream(t, { target: w.catalogUrl })
-    const proxy = await proxyOn(t, up.url)
+    const proxy = await proxyOn(t, up.url, STALL_TIMEOUTS)
     const body = JSON.stringify({ 'metadata-location': 's3://x', metadata: w.meta })
     up.use(() => ({ kind: 'stall-body', body, sendBytes: 40 }))
-    const read = await call(proxy.url + TABLE_PATH)
+    const [read, data, stalledLoad] = await Promise.all([
+      call(proxy.url + TABLE_PATH),
+      call(proxy.url + TABLE_PATH, { method: 'POST', body: DATA_COMMIT }),
+      call(proxy.url + TABLE_PATH, { method: 'POST', body: w.schemaCommit })
+    ])
     t.equal(read.status, 200, 'read: the upstream\'s status was already relayed')
     t.ok(read.cut, 'read: the connection is cut, so a partial body is never taken for a whole one')
     t.ok(read.body.length < Buffer.byteLength(body))
+    expectUnknown(t, data, 504, 'data commit')
+    expectUnavailable(t, stalledLoad, 'schema commit, base load stalled')
+    t.equal(up.count('POST'), 1, 'the data commit was sent once; the schema commit never left')
 
-    expectUnknown(t, await call(proxy.url + TABLE_PATH, { method: 'POST', body: DATA_COMMIT }), 504, 'data commit')
-    t.equal(up.count('POST'), 1)
-
-    expectUnavailable(t, await call(proxy.url + TABLE_PATH, { method: 'POST', body: w.schemaCommit }), 'schema commit, base load stalled')
-    up.use(req => req.method === 'GET' ? { kind: 'pass' } : { kind: 'stall-body', body, sendBytes: 40 })
+    up.use(req => req.method === 'GET' ? w.loadAnswer : { kind: 'stall-body', body, sendBytes: 40 })
     expectUnknown(t, await call(proxy.url + TABLE_PATH, { method: 'POST', body: w.schemaCommit }), 504, 'schema commit')
     t.equal(up.count('POST'), 2, 'each commit was sent once')
     await closesClean(t, proxy, up)
@@ -201,9 +216,9 @@ t.test('upstream faults', async t => {
 
   t.test('the gate\'s base load is retried once on a dead connection, never more, and the commit never', async t => {
     const up = await startFaultUpstream(t, { target: w.catalogUrl })
-    const proxy = await proxyOn(t, up.url)
+    const proxy = await proxyOn(t, up.url, STALL_TIMEOUTS)
     // First base load dies before an answer; the resend succeeds; the commit goes through.
-    up.use((req, nth) => req.method === 'GET' && nth === 1 ? { kind: 'reset' } : { kind: 'answer', status: 200, body: JSON.stringify({ 'metadata-location': 's3://x', metadata: w.meta }) })
+    up.use((req, nth) => req.method === 'GET' && nth === 1 ? { kind: 'reset' } : w.loadAnswer)
     const once = await call(proxy.url + TABLE_PATH, { method: 'POST', body: w.schemaCommit })
     t.equal(once.status, 200, 'one dead connection on the base load is absorbed')
     t.equal(up.count('GET'), 2, 'the base load was sent twice')
@@ -333,7 +348,7 @@ t.test('upstream faults', async t => {
 
   t.test('an upstream answer above --upstream-max-response is never buffered', async t => {
     const up = await startFaultUpstream(t, { target: w.catalogUrl })
-    const proxy = await proxyOn(t, up.url, { 'upstream-max-response': '64KiB' })
+    const proxy = await proxyOn(t, up.url, { ...RETRY_AFTER, 'upstream-max-response': '64KiB' })
     up.use(req => req.method === 'GET' ? { kind: 'huge', bytes: 1024 * 1024 } : { kind: 'pass' })
     // The gate reads the base load whole: an oversized one is unusable, and nothing is forwarded.
     expectUnavailable(t, await call(proxy.url + TABLE_PATH, { method: 'POST', body: w.schemaCommit }), 'oversized base load')
@@ -349,27 +364,55 @@ t.test('upstream faults', async t => {
     await closesClean(t, proxy, up)
   })
 
-  t.test('the client hanging up mid-read releases the upstream connection', async t => {
+  /**
+   * A read whose upstream answer stalls after a few bytes; the client takes the first bytes and
+   * hangs up. On node:http the connection is first handed over with `GET /v1/config`, as
+   * PyIceberg's session and iceberg-js do.
+   */
+  async function hangUpMidRead (t: Test, transport: 'fast lane' | 'node:http', flags: Record<string, string>, waitMs: number): Promise<void> {
     const up = await startFaultUpstream(t, { target: w.catalogUrl })
-    const proxy = await proxyOn(t, up.url)
+    const proxy = await proxyOn(t, up.url, flags)
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+    t.teardown(() => agent.destroy())
+    if (transport === 'node:http') {
+      const config = await new Promise<number>((resolve, reject) => {
+        http.get(proxy.url + '/v1/config', { agent }, res => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)) }).on('error', reject)
+      })
+      t.equal(config, 200, 'the connection is handed to node:http by GET /v1/config')
+    }
     const body = JSON.stringify({ 'metadata-location': 's3://x', metadata: w.meta })
-    // Headers and a little body, then silence: the client gives up first.
     up.use(() => ({ kind: 'stall-body', body, sendBytes: 10 }))
     await new Promise<void>((resolve) => {
-      const req = http.get(proxy.url + TABLE_PATH, { agent: false }, (res) => {
+      const req = http.get(proxy.url + TABLE_PATH, { agent }, (res) => {
         res.once('data', () => { req.destroy(); resolve() })
       })
       req.on('error', () => resolve())
     })
     const carried = up.seen.at(-1)!
-    const until = Date.now() + 3000
+    t.equal(carried.url, TABLE_PATH, 'the read reached the upstream')
+    const until = Date.now() + waitMs
     while (!carried.connectionClosed() && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 10))
     t.ok(carried.connectionClosed(), 'the upstream connection that carried the read was closed with the client\'s')
     await closesClean(t, proxy, up)
+  }
+
+  // Default (minute-long) timeouts: only the client's hang-up can close the upstream connection
+  // within the wait, never a body timeout.
+  t.test('the client hanging up mid-read releases the upstream connection (node:http)', async t => {
+    await hangUpMidRead(t, 'node:http', RETRY_AFTER, 30_000)
+  })
+
+  // The fast lane keeps the upstream connection until --upstream-body-timeout fires. A short body
+  // timeout keeps this known failure from slowing the run; it cannot make the test pass, since
+  // the wait ends before it.
+  t.test('the client hanging up mid-read releases the upstream connection (fast lane)', {
+    todo: 'the fast lane keeps the upstream socket of a read the client abandoned until the body timeout'
+  }, async t => {
+    await hangUpMidRead(t, 'fast lane', { ...RETRY_AFTER, 'upstream-body-timeout': '4000' }, 1000)
   })
 
   t.test('after all of the above, no TCP socket is left in this process', async t => {
-    const until = Date.now() + 3000
+    const until = Date.now() + 30_000
     while (openTcpSockets() > socketsBefore && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 20))
     t.ok(openTcpSockets() <= socketsBefore, `open sockets ${openTcpSockets()} <= ${socketsBefore} before the faults`)
   })

@@ -71,7 +71,6 @@ t.test('no secret reaches a log line, whatever the flow', async t => {
   const proxy = await startProxy(t, {
     upstream: up.url,
     policy: 'builtin:recommended',
-    'upstream-headers-timeout': '2000',
     env: { ICEGUARD_ADMIN_TOKEN: SECRETS.admin, ICEGUARD_OVERRIDE_SECRET: 'override-hmac-secret-0123456789' },
     app: { logger: { ...loggerOptions({ logLevel: 'trace' }) as object, stream: log.stream } }
   } as unknown as ProxyOptions)

@@ -29,7 +29,7 @@ function waitFor (child: ChildProcessWithoutNullStreams, pattern: RegExp, from: 
       if (m !== null) { cleanup(); resolve(m) }
     }
     const onExit = (code: number | null): void => { cleanup(); reject(new Error(`exited ${code}: ${from()}`)) }
-    const timer = setTimeout(() => { cleanup(); reject(new Error(`timed out waiting for ${pattern}: ${from()}`)) }, 30_000)
+    const timer = setTimeout(() => { cleanup(); reject(new Error(`timed out waiting for ${pattern}: ${from()}`)) }, 90_000)
     const cleanup = (): void => {
       clearTimeout(timer)
       child.stdout.off('data', check)

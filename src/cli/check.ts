@@ -2,6 +2,8 @@
  * `iceguard check`: the gate's judgement, offline. Same engine, same policy resolution and same
  * wire answer as `POST /admin/v1/validate` with `metadata`, so a CI job and the live gate agree.
  */
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { evaluateCommit, evaluateCreate } from '../gate/evaluate-commit.js'
 import { loadPolicy } from '../policy/load-policy.js'
@@ -10,22 +12,31 @@ import { resolvePolicy } from '../policy/resolve-policy.js'
 import { evaluationToWire, type ValidateResponse } from '../schemas/validate.js'
 import type { CliIo } from './cli-io.js'
 import { EXIT, exitForVerdict, UsageError, type ExitCode } from './exit-codes.js'
-import { parseTableName, readJsonFile, readMetadataFile } from './read-input.js'
+import { loadLiveTable } from './live-table.js'
+import { formatTableName, parseTableName, readJsonFile, readMetadataFile, type TableName } from './read-input.js'
 import { FORMATS, isReportFormat, renderReport } from './report-formats.js'
+import { requestLines } from './request-lines.js'
 
-export const CHECK_USAGE = `Usage: iceguard check --request commit.json [--metadata table.json] [--table ns.name]
+export const CHECK_USAGE = `Usage: iceguard check --request commit.json (--metadata table.json | --url <url>) [--table ns.name]
                       [--policy policy.yaml] [--format ${FORMATS.join('|')}]
 
   --request    a CommitTableRequest (the updateTable body) or a CreateTableRequest
-  --metadata   the table's current metadata (a metadata file or a loadTable answer);
-               required for a CommitTableRequest, not used for a CreateTableRequest
-  --table      the table, for policy scopes (default: the request's identifier)
+  --metadata   the table's current metadata (a metadata file or a loadTable answer)
+  --url        instead of --metadata: load the table now from iceguard or the catalog
+               (http://host:port[/base-path]; its /v1/config prefix is honoured)
+  --token      bearer token for --url (default: ICEGUARD_TOKEN)
+  --warehouse  warehouse for --url's /v1/config, when the catalog needs one
+  --table      the table (policy scopes depend on it); required unless the request has an
+               identifier, and must match it when both are given
   --policy     policy file or builtin:spec|builtin:recommended (default builtin:recommended)
-  --format     text (default), json (as POST /admin/v1/validate), junit, github
+  --format     text (default), json (as POST /admin/v1/validate), junit, github (workflow
+               commands), gitlab (Code Quality report)
+
+  A CommitTableRequest needs --metadata or --url; a CreateTableRequest is judged on its own.
 
 Exit: 0 allow or warn, 1 deny, 2 conflict, 3 usage or input error.`
 
-function identifierOf (request: Record<string, unknown>): { namespace: string[], name: string } | undefined {
+function identifierOf (request: Record<string, unknown>): TableName | undefined {
   const id = request.identifier
   if (typeof id !== 'object' || id === null) return undefined
   const { namespace, name } = id as { namespace?: unknown, name?: unknown }
@@ -33,12 +44,35 @@ function identifierOf (request: Record<string, unknown>): { namespace: string[],
   return { namespace: namespace as string[], name }
 }
 
-export function runCheck (args: string[], io: CliIo): ExitCode {
+/**
+ * The table the request is for. Policy scopes are namespace- and table-wide, so judging a change
+ * against a guessed table would skip them: without --table or an identifier, check refuses.
+ */
+function tableOf (request: Record<string, unknown>, isCreate: boolean, flag: string | undefined, file: string): TableName {
+  const identifier = identifierOf(request)
+  if (flag === undefined) {
+    if (identifier !== undefined) return identifier
+    throw new UsageError(`Cannot check ${file}: the table is unknown; name it with --table namespace.table (policy scopes depend on it)`)
+  }
+  const table = parseTableName(flag)
+  if (identifier !== undefined && formatTableName(identifier) !== formatTableName(table)) {
+    throw new UsageError(`Cannot check ${file}: --table ${formatTableName(table)} does not match the request's identifier ${formatTableName(identifier)}`)
+  }
+  if (isCreate && request.name !== table.name) {
+    throw new UsageError(`Cannot check ${file}: --table ${formatTableName(table)} does not match the table the request creates, ${String(request.name)}`)
+  }
+  return table
+}
+
+export async function runCheck (args: string[], io: CliIo): Promise<ExitCode> {
   const { values } = parseArgs({
     args,
     options: {
       request: { type: 'string' },
       metadata: { type: 'string' },
+      url: { type: 'string' },
+      token: { type: 'string' },
+      warehouse: { type: 'string' },
       table: { type: 'string' },
       policy: { type: 'string' },
       format: { type: 'string', default: 'text' }
@@ -49,15 +83,14 @@ export function runCheck (args: string[], io: CliIo): ExitCode {
   const format = values.format ?? 'text'
   if (!isReportFormat(format)) throw new UsageError(`Invalid --format "${format}": use one of ${FORMATS.join(', ')}`)
   if (values.request === undefined) throw new UsageError('check needs --request <commit.json>')
+  if (values.metadata !== undefined && values.url !== undefined) throw new UsageError('check takes --metadata or --url, not both')
 
   const request = readJsonFile(io.cwd, values.request, 'request')
   if (Array.isArray(request['table-changes'])) {
     throw new UsageError(`Cannot check ${values.request}: it is a CommitTransactionRequest; check each table change with its own metadata, or use POST /admin/v1/validate`)
   }
   const isCreate = typeof request.name === 'string' && request.schema !== undefined && request.updates === undefined
-  const table = values.table !== undefined
-    ? parseTableName(values.table)
-    : identifierOf(request) ?? (isCreate ? { namespace: ['default'], name: request.name as string } : { namespace: ['default'], name: 'table' })
+  const table = tableOf(request, isCreate, values.table, values.request)
 
   let policy
   try {
@@ -72,12 +105,19 @@ export function runCheck (args: string[], io: CliIo): ExitCode {
   if (isCreate) {
     evaluation = evaluateCreate({ request, settings })
   } else {
-    if (values.metadata === undefined) throw new UsageError('check needs --metadata <table.json> for a CommitTableRequest (the table\'s current metadata)')
-    const base = readMetadataFile(io.cwd, values.metadata)
+    let base
+    if (values.url !== undefined) {
+      base = await loadLiveTable({ url: values.url, token: values.token ?? io.env.ICEGUARD_TOKEN, warehouse: values.warehouse }, table)
+    } else if (values.metadata !== undefined) {
+      base = readMetadataFile(io.cwd, values.metadata)
+    } else {
+      throw new UsageError('check needs the table\'s current metadata for a CommitTableRequest: --metadata <table.json>, or --url <iceguard or catalog> to load it')
+    }
     evaluation = evaluateCommit({ base, request, settings, target: 'table' })
   }
   const response: ValidateResponse = { table, ...evaluationToWire(evaluation) }
-  io.stdout(renderReport(response, format, { requestFile: values.request }))
+  const lines = format === 'github' || format === 'gitlab' ? requestLines(readFileSync(resolve(io.cwd, values.request), 'utf8')) : undefined
+  io.stdout(renderReport(response, format, { requestFile: values.request, lines }))
   return exitForVerdict(response.verdict)
 }
 

@@ -17,8 +17,8 @@ import { runPolicy, POLICY_USAGE } from './policy-validate.js'
 export const USAGE = `Usage: iceguard <command> [options]
 
 Commands:
-  check            judge a commit offline against table metadata and a policy
-  diff             the changes between two schemas, by field id
+  check            judge a commit against a policy and the table (a metadata file, or live with --url)
+  diff             the changes between two schemas by field id (or the live table's and a file's)
   policy validate  check a policy file
   override         mint a break-glass token (needs ICEGUARD_OVERRIDE_SECRET)
   evolve           change a table's schema by name through a running iceguard
@@ -51,8 +51,8 @@ export async function run (argv: readonly string[], io: CliIo = processIo()): Pr
   }
   try {
     switch (command) {
-      case 'check': return runCheck(args, io)
-      case 'diff': return runDiff(args, io)
+      case 'check': return await runCheck(args, io)
+      case 'diff': return await runDiff(args, io)
       case 'policy': return runPolicy(args, io)
       case 'override': return runOverride(args, io)
       case 'evolve': return await runEvolve(args, io)

@@ -30,13 +30,24 @@ function firstIssue (issues: readonly { at: string, message: string }[]): string
   return `${first.at === '' ? '' : `${first.at}: `}${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`
 }
 
-/** Table metadata from a metadata file, or from a loadTable answer (`{"metadata": …}`). */
-export function readMetadataFile (cwd: string, file: string): TableMetadata {
-  const json = readJsonFile(cwd, file, 'table metadata')
+/** Table metadata from a metadata document or a loadTable answer (`{"metadata": …}`); `source` names it in errors. */
+export function metadataFromJson (json: Record<string, unknown>, source: string): TableMetadata {
   const body = isJsonObject(json.metadata) ? json.metadata : json
   const { metadata, issues } = parseTableMetadata(body)
-  if (metadata === undefined) throw new UsageError(`Cannot read table metadata ${file}: ${firstIssue(issues)}`)
+  if (metadata === undefined) throw new UsageError(`Cannot read table metadata ${source}: ${firstIssue(issues)}`)
   return metadata
+}
+
+/** Table metadata from a metadata file, or from a loadTable answer (`{"metadata": …}`). */
+export function readMetadataFile (cwd: string, file: string): TableMetadata {
+  return metadataFromJson(readJsonFile(cwd, file, 'table metadata'), file)
+}
+
+/** The current schema of table metadata; `source` names it in errors. */
+export function currentSchema (metadata: TableMetadata, source: string): Schema {
+  const current = metadata.schemas.find(s => s.schemaId === metadata.currentSchemaId)
+  if (current === undefined) throw new UsageError(`Cannot read schema ${source}: the metadata has no current schema ${metadata.currentSchemaId}`)
+  return current
 }
 
 /** A schema from a schema file, or the current schema of a metadata file or loadTable answer. */
@@ -50,13 +61,21 @@ export function readSchemaFile (cwd: string, file: string): Schema {
   const body = isJsonObject(json.metadata) ? json.metadata : json
   const { metadata, issues } = parseTableMetadata(body)
   if (metadata === undefined) throw new UsageError(`Cannot read schema ${file}: it is neither a schema nor table metadata (${firstIssue(issues)})`)
-  const current = metadata.schemas.find(s => s.schemaId === metadata.currentSchemaId)
-  if (current === undefined) throw new UsageError(`Cannot read schema ${file}: the metadata has no current schema ${metadata.currentSchemaId}`)
-  return current
+  return currentSchema(metadata, file)
+}
+
+export interface TableName {
+  readonly namespace: string[]
+  readonly name: string
+}
+
+/** `a.b.orders` for namespace [a, b] and table orders. */
+export function formatTableName (t: TableName): string {
+  return [...t.namespace, t.name].join('.')
 }
 
 /** `db.orders` or `a.b.orders` → namespace and name (the last dot separates the table). */
-export function parseTableName (text: string): { namespace: string[], name: string } {
+export function parseTableName (text: string): TableName {
   const parts = text.split('.')
   const name = parts.pop()
   if (name === undefined || name === '' || parts.length === 0 || parts.some(p => p === '')) {

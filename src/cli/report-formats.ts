@@ -1,21 +1,25 @@
 /**
  * Renders a dry-run result for people and for CI: plain text, the admin API's JSON, JUnit XML
- * (CI dashboards) and GitHub Actions workflow commands (annotations on the pull request), the
- * formats `buf breaking --error-format` made familiar.
+ * (CI dashboards), GitHub Actions workflow commands (annotations on the pull request) and a GitLab
+ * Code Quality report (findings in the merge request), the formats `buf breaking --error-format`
+ * made familiar.
  */
+import { createHash } from 'node:crypto'
 import type { TableValidation, ValidateResponse } from '../schemas/validate.js'
 import type { WireFinding } from '../schemas/finding.js'
+import type { RequestLines } from './request-lines.js'
 
-export const FORMATS = ['text', 'json', 'junit', 'github'] as const
+export const FORMATS = ['text', 'json', 'junit', 'github', 'gitlab'] as const
 export type ReportFormat = typeof FORMATS[number]
 
 export function isReportFormat (s: string): s is ReportFormat {
   return (FORMATS as readonly string[]).includes(s)
 }
 
-/** What the report is about: the file the request came from, for annotations. */
+/** What the report is about: the file the request came from, and where in it each finding belongs. */
 export interface ReportContext {
   readonly requestFile: string
+  readonly lines?: RequestLines
 }
 
 type TableResult = Omit<TableValidation, 'table'> & { readonly table?: TableValidation['table'] }
@@ -40,6 +44,7 @@ export function renderReport (r: ValidateResponse, format: ReportFormat, ctx: Re
     case 'json': return JSON.stringify(r, null, 2) + '\n'
     case 'junit': return renderJunit(r)
     case 'github': return renderGithub(r, ctx)
+    case 'gitlab': return renderGitlab(r, ctx)
     case 'text': return renderText(r)
   }
 }
@@ -109,19 +114,53 @@ function ghProp (s: string): string {
   return ghData(s).replace(/:/g, '%3A').replace(/,/g, '%2C')
 }
 
+/** The conflict's requirement type: conflicts read `assert-current-schema-id: Requirement failed…`. */
+function conflictType (c: string): string {
+  return c.slice(0, Math.max(0, c.indexOf(':')))
+}
+
 function renderGithub (r: ValidateResponse, ctx: ReportContext): string {
+  const at = (line: number | undefined): string => `file=${ghProp(ctx.requestFile)}${line === undefined ? '' : `,line=${line}`}`
   const lines: string[] = []
   for (const t of tablesOf(r)) {
     const name = tableName(t)
     for (const f of t.findings) {
       const level = f.severity === 'error' ? 'error' : 'warning'
       const title = `${f.rule} (${name}${f.path === undefined ? '' : ` ${f.path}`})`
-      lines.push(`::${level} file=${ghProp(ctx.requestFile)},title=${ghProp(title)}::${ghData(`${f.message} — see ${f.doc}`)}`)
+      lines.push(`::${level} ${at(ctx.lines?.field(f['field-id']))},title=${ghProp(title)}::${ghData(`${f.message} — see ${f.doc}`)}`)
     }
     for (const c of t.conflicts ?? []) {
-      lines.push(`::error file=${ghProp(ctx.requestFile)},title=${ghProp(`conflict (${name})`)}::${ghData(c)}`)
+      lines.push(`::error ${at(ctx.lines?.requirement(conflictType(c)))},title=${ghProp(`conflict (${name})`)}::${ghData(c)}`)
     }
   }
   lines.push(`::notice title=${ghProp(`iceguard: ${r.verdict}`)}::${ghData(r.explanation)}`)
   return lines.join('\n') + '\n'
+}
+
+/**
+ * GitLab Code Quality (`artifacts:reports:codequality`): a JSON array of issues with description,
+ * check_name, fingerprint, severity (info, minor, major, critical, blocker) and location. An error
+ * blocks the commit at the gate; a conflict means the request was built on an older table.
+ */
+function renderGitlab (r: ValidateResponse, ctx: ReportContext): string {
+  const issues: unknown[] = []
+  const seen = new Map<string, number>()
+  const add = (table: string, check: string, where: string, description: string, severity: string, line: number | undefined): void => {
+    // Stable across runs (no line: an edit above must not make it a new issue), unique per issue.
+    const key = [ctx.requestFile, table, check, where].join('\0')
+    const n = (seen.get(key) ?? 0) + 1
+    seen.set(key, n)
+    const fingerprint = createHash('sha256').update(`${key}\0${n}`).digest('hex').slice(0, 32)
+    issues.push({ description, check_name: check, fingerprint, severity, location: { path: ctx.requestFile, lines: { begin: line ?? 1 } } })
+  }
+  for (const t of tablesOf(r)) {
+    const name = tableName(t)
+    for (const f of t.findings) {
+      add(name, f.rule, `${f['field-id'] ?? ''} ${f.path ?? ''}`, `${name}: ${f.message} (see ${f.doc})`, f.severity === 'error' ? 'blocker' : 'minor', ctx.lines?.field(f['field-id']))
+    }
+    for (const c of t.conflicts ?? []) {
+      add(name, 'conflict', conflictType(c), `${name}: ${c}`, 'major', ctx.lines?.requirement(conflictType(c)))
+    }
+  }
+  return JSON.stringify(issues, null, 2) + '\n'
 }

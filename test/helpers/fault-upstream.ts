@@ -186,7 +186,7 @@ export async function startFaultUpstream (t: Test, opts: { target?: string } = {
     use (fn) { chooser = fn },
     count (method) { return seen.filter(r => r.method === method).length },
     openConnections () { return sockets.size },
-    async drained (withinMs = 3000) {
+    async drained (withinMs = 30_000) {
       const until = Date.now() + withinMs
       while (sockets.size > 0 && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 10))
       return sockets.size

@@ -212,7 +212,7 @@ export async function startInterposer (t: Test, target: string, opts: { holdPost
       gate = new Promise<void>(resolve => {
         release = resolve
         // Never hang a test run if the race is not staged as expected: the assertions then fail.
-        setTimeout(resolve, 10_000).unref()
+        setTimeout(resolve, 60_000).unref()
       })
     },
     respond: undefined,
