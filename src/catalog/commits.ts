@@ -37,7 +37,8 @@ interface Working {
 
 function readChange (raw: unknown, namespace: string[], name: string): TableChange {
   if (!isObject(raw)) throw badRequest('Invalid commit: body must be an object')
-  failOnIssues(requirementIssues(raw.requirements, 'table'))
+  // The reference server reads a null list as none (UpdateTableRequestParser: hasNonNull).
+  failOnIssues(requirementIssues(raw.requirements ?? undefined, 'table'))
   failOnIssues(updateIssues(raw.updates, 'table'))
   const requirements = Array.isArray(raw.requirements) ? raw.requirements : []
   if (requirements.some(r => isObject(r) && String(r.type).toLowerCase() === 'assert-create') && requirements.length !== 1) {

@@ -102,7 +102,8 @@ export function viewExists (ctx: CatalogContext, req: CatalogRequest): Reply {
 export async function commitView (ctx: CatalogContext, req: CatalogRequest): Promise<Reply> {
   const body = req.body()
   if (!isObject(body)) throw badRequest('Invalid commit: body must be an object')
-  failOnIssues(requirementIssues(body.requirements, 'view'))
+  // Optional in CommitViewRequest; Java reads a null list as none (hasNonNull).
+  failOnIssues(requirementIssues(body.requirements ?? undefined, 'view'))
   failOnIssues(updateIssues(body.updates, 'view'))
   const requirements = Array.isArray(body.requirements) ? body.requirements : []
   const { namespace: ns, table: name } = req
