@@ -17,6 +17,7 @@
  * those differences. The rows whose null the gate reads as absent are then sent through the proxy
  * to the embedded catalog, on both transports, which must accept them as well.
  */
+import { fixtureMeta } from './helpers/fault-upstream.js'
 import t, { type Test } from 'tap'
 import { Client } from 'undici'
 import { memoryAuditSink } from '../src/audit/audit-log.js'
@@ -31,32 +32,11 @@ const BIG = '3055729675574597004'
 
 /** The table every commit row is judged against (v2; ref main at a 64-bit id). */
 const BASE = {
-  'format-version': 2,
-  'table-uuid': UUID,
-  location: 's3://warehouse/db/t',
+  ...fixtureMeta(),
   'last-sequence-number': 1,
-  'last-updated-ms': 1700000000000,
-  'last-column-id': 3,
-  'current-schema-id': 0,
-  schemas: [{
-    type: 'struct',
-    'schema-id': 0,
-    'identifier-field-ids': [1],
-    fields: [
-      { id: 1, name: 'id', required: true, type: 'long' },
-      { id: 2, name: 'name', required: false, type: 'string' },
-      { id: 3, name: 'ts', required: false, type: 'timestamptz' }
-    ]
-  }],
-  'default-spec-id': 0,
-  'partition-specs': [{ 'spec-id': 0, fields: [] }],
-  'last-partition-id': 999,
-  'default-sort-order-id': 0,
-  'sort-orders': [{ 'order-id': 0, fields: [] }],
   properties: { gone: 'x' },
   'current-snapshot-id': `@${BIG}`,
-  refs: { main: { 'snapshot-id': `@${BIG}`, type: 'branch' }, old: { 'snapshot-id': `@${BIG}`, type: 'tag' } },
-  snapshots: []
+  refs: { main: { 'snapshot-id': `@${BIG}`, type: 'branch' }, old: { 'snapshot-id': `@${BIG}`, type: 'tag' } }
 }
 
 /** The schema a commit or create carries: every member a field, list and map can have. */
