@@ -9,6 +9,7 @@
  * Figures are CPU µs per call (process.cpuUsage), the best of several rounds; compare rows of one
  * run with each other, or one row across two builds run back to back.
  */
+import { bestCpuPerCall } from './lib/best-cpu.js'
 import { parseRequestHead } from '../src/http/fast-lane/request-head.js'
 import { HEAD_END } from '../src/http/fast-lane/response-head.js'
 
@@ -42,15 +43,6 @@ const parts: Array<[string, () => unknown]> = [
   [`data commit head (${commit.length - 2} bytes, ${common.length + 2} fields)`, () => read(commit)]
 ]
 
-const best = parts.map(() => Infinity)
-for (const [, f] of parts) for (let i = 0; i < CALLS; i++) f()
-for (let r = 0; r < ROUNDS; r++) {
-  parts.forEach(([, f], k) => {
-    const start = process.cpuUsage()
-    for (let i = 0; i < CALLS; i++) f()
-    const used = process.cpuUsage(start)
-    best[k] = Math.min(best[k] as number, (used.user + used.system) / CALLS)
-  })
-}
+const best = bestCpuPerCall(parts, ROUNDS, CALLS)
 process.stdout.write(`request heads, CPU µs per call (best of ${ROUNDS} rounds of ${CALLS}):\n`)
 parts.forEach(([name], k) => process.stdout.write(`  ${(best[k] as number).toFixed(3).padStart(7)}  ${name}\n`))

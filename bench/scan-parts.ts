@@ -10,6 +10,7 @@
  * Figures are CPU µs per call (process.cpuUsage), the best of several rounds; compare rows of one
  * run with each other. `isUtf8` and `JSON.parse` are references: parts of the old scan.
  */
+import { bestCpuPerCall } from './lib/best-cpu.js'
 import { isUtf8 } from 'node:buffer'
 import { needsGate } from '../src/http/commit-scan.js'
 import { needsGateByParse } from '../test/helpers/commit-scan-reference.js'
@@ -29,15 +30,6 @@ const parts: Array<[string, () => unknown]> = [
   ['  reference: toString + JSON.parse alone', () => JSON.parse(body.toString('utf8'))]
 ]
 
-const best = parts.map(() => Infinity)
-for (const [, f] of parts) for (let i = 0; i < CALLS; i++) f()
-for (let r = 0; r < ROUNDS; r++) {
-  parts.forEach(([, f], k) => {
-    const start = process.cpuUsage()
-    for (let i = 0; i < CALLS; i++) f()
-    const used = process.cpuUsage(start)
-    best[k] = Math.min(best[k] as number, (used.user + used.system) / CALLS)
-  })
-}
+const best = bestCpuPerCall(parts, ROUNDS, CALLS)
 process.stdout.write(`commit scan on a ${body.length}-byte data commit, CPU µs per call (best of ${ROUNDS} rounds of ${CALLS}):\n`)
 parts.forEach(([name], k) => process.stdout.write(`  ${(best[k] as number).toFixed(2).padStart(7)}  ${name}\n`))

@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import fc from 'fast-check'
 import { startProxy, startRecordingUpstream } from './helpers/index.js'
-import { fixtureMeta } from './helpers/fault-upstream.js'
+import { fixtureMeta, fixtureResponder } from './helpers/fault-upstream.js'
 import { exchange, TRANSPORTS } from './helpers/raw-http.js'
 import { ROUTER_MODELS } from './helpers/router-models.js'
 
@@ -108,13 +108,7 @@ const spelling = fc.record({
 })
 
 t.test('no generated spelling of a gated write reaches the upstream unjudged, on either transport', async t => {
-  const up = await startRecordingUpstream(t, (req, res) => {
-    const body = req.method !== 'GET' ? '{}'
-      : req.url.startsWith('/v1/config') ? '{"defaults":{},"overrides":{}}'
-        : JSON.stringify({ 'metadata-location': 's3://w/db/t/metadata/00000.json', metadata: fixtureMeta() })
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) })
-    res.end(body)
-  })
+  const up = await startRecordingUpstream(t, fixtureResponder)
   const dir = t.testdir({})
   const policy = join(dir, 'policy.yaml')
   writeFileSync(policy, 'version: 1\nextends: builtin:spec\nrules:\n  TABLE_NO_REGISTER: error\n')

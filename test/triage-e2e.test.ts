@@ -11,7 +11,7 @@ import { Writable } from 'node:stream'
 import t, { type Test } from 'tap'
 import { loggerOptions } from '../src/app.js'
 import { startProxy, startRecordingUpstream, type ProxyOptions, type RecordingUpstream, type RunningProxy } from './helpers/index.js'
-import { fixtureMeta, schemaCommitFor } from './helpers/fault-upstream.js'
+import { fixtureMeta, fixtureResponder, schemaCommitFor } from './helpers/fault-upstream.js'
 import { exchange, RawConnection, requestBytes, TRANSPORTS, type RawAnswer } from './helpers/raw-http.js'
 
 interface World {
@@ -23,13 +23,7 @@ interface World {
 
 /** An upstream serving the fixture table for every GET and `{}` for every write. */
 async function world (t: Test, policy = 'builtin:spec'): Promise<World> {
-  const up = await startRecordingUpstream(t, (req, res) => {
-    const body = req.method !== 'GET' ? '{}'
-      : req.url.startsWith('/v1/config') ? '{"defaults":{},"overrides":{}}'
-        : JSON.stringify({ 'metadata-location': 's3://w/db/t/metadata/00000.json', metadata: fixtureMeta() })
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) })
-    res.end(body)
-  })
+  const up = await startRecordingUpstream(t, fixtureResponder)
   const lines: string[] = []
   const stream = new Writable({
     write (chunk: Buffer, _enc, cb) {

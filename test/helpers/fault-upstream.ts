@@ -6,6 +6,7 @@
  * counts open connections, so a test can check that the proxy left no socket behind.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http'
+import type { Responder } from './recording-upstream.js'
 import net, { type AddressInfo, type Socket } from 'node:net'
 import type { Test } from 'tap'
 import { request } from 'undici'
@@ -226,6 +227,18 @@ export function fixtureMeta (): Record<string, unknown> {
     'snapshot-log': [],
     'metadata-log': []
   }
+}
+
+/**
+ * A recording upstream's answer for triage tests: the fixture table for every GET but config, an
+ * empty config for `/v1/config`, and `{}` for every write.
+ */
+export const fixtureResponder: Responder = (req, res) => {
+  const body = req.method !== 'GET' ? '{}'
+    : req.url.startsWith('/v1/config') ? '{"defaults":{},"overrides":{}}'
+      : JSON.stringify({ 'metadata-location': 's3://w/db/t/metadata/00000.json', metadata: fixtureMeta() })
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) })
+  res.end(body)
 }
 
 /** A Java-shaped schema commit on `meta` adding `fields` (default: one optional string column). */
