@@ -44,6 +44,7 @@ export const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   'req.headers["x-api-key"]',
+  'req.headers["x-iceguard-admin-token"]',
   'res.headers["set-cookie"]',
   'headers.authorization',
   'headers.cookie'
