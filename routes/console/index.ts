@@ -46,7 +46,8 @@ declare module 'fastify' {
 const HEADERS = {
   'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  // Not `no-referrer`: under it browsers send `Origin: null` with form posts, and sign-in checks Origin.
+  'referrer-policy': 'same-origin',
   'cache-control': 'no-store'
 }
 
