@@ -62,6 +62,15 @@ t.test('with JWTs configured: 401 without or with a bad token, 403 without the g
   t.equal((await call(proxy.url, 'POST', '/admin/v1/policy/reload', bearer(writer))).status, 200, 'write grant: reload')
   t.equal((await call(proxy.url, 'POST', '/admin/v1/policy/reload', bearer(STATIC))).status, 200, 'the static token still works beside JWTs')
 
+  // A commit through the gate as the caller needs write; the same endpoint as a dry run needs read.
+  const changes = JSON.stringify({ changes: [{ op: 'add-column', name: 'note', type: 'string' }] })
+  const commit = await call(proxy.url, 'POST', '/admin/v1/namespaces/db/tables/t/schema-changes', bearer(reader), changes)
+  errorModel(t, commit, 403, 'ForbiddenException', /does not grant write access/)
+  const dry = await call(proxy.url, 'POST', '/admin/v1/namespaces/db/tables/t/schema-changes?dry-run=true', bearer(reader), changes)
+  t.not(dry.status, 401, 'a dry run passes authentication with read')
+  t.not(dry.status, 403)
+  t.equal((await call(proxy.url, 'POST', '/admin/v1/namespaces/db/tables/t/schema-changes/plan/apply', bearer(reader), '{}')).status, 403, 'applying a plan needs write')
+
   const none = await idp.sign({ scope: 'openid profile' })
   errorModel(t, await call(proxy.url, 'GET', '/admin/v1/rules', bearer(none)), 403, 'ForbiddenException', /does not grant read access \(it needs "iceguard:read"\)/)
 

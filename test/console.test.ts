@@ -6,7 +6,7 @@
  */
 import t, { type Test } from 'tap'
 import Fastify from 'fastify'
-import { request } from 'undici'
+import { Client, request } from 'undici'
 import { memoryDecisionSource } from '../src/console/decision-source.js'
 import { memoryOverrideSource } from '../src/console/override-source.js'
 import { escapeHtml } from '../src/console/html.js'
@@ -154,6 +154,18 @@ t.test('sign-in: 401 login page, the static token in a cookie, sign-out; the tok
   t.ok(seen.every(r => r.headers.authorization === undefined && r.headers.cookie === undefined), 'without the static token and without the cookie')
 
   t.equal((await get(`${proxy.url}/console/decisions`, { authorization: `Bearer ${STATIC}` })).status, 200, 'tools send the token as a header')
+  // A connection that opened with GET /v1/config (handed from the fast lane to node:http) serves the console alike.
+  const reused = new Client(proxy.url, { pipelining: 1 })
+  t.teardown(() => reused.close())
+  const config = await reused.request({ method: 'GET', path: '/v1/config' })
+  await config.body.dump()
+  t.equal(config.statusCode, 200)
+  const again = await reused.request({ method: 'GET', path: '/console/tables/db/orders', headers: { cookie: jar } })
+  t.equal(again.statusCode, 200)
+  t.match(visible(await again.body.text()), /drop field id 3: quantity/, 'the same page on a reused connection')
+  const anonAgain = await reused.request({ method: 'GET', path: '/console/decisions' })
+  await anonAgain.body.dump()
+  t.equal(anonAgain.statusCode, 401, 'and asks for a token there too')
   const out = await postForm(`${proxy.url}/console/logout`, {})
   t.equal(out.status, 303)
   t.match(String(out.headers['set-cookie']), /^iceguard_console=; Max-Age=0; Path=\/console; HttpOnly; SameSite=Lax$/)

@@ -59,7 +59,7 @@ function withAdminSecurity (schema: FastifySchema, access: unknown, method: stri
     ...(base.response?.[403] === undefined ? { 403: ref(IcebergErrorResponseSchema, { description: 'The admin token does not grant the access this operation needs.' }) } : {})
   }
   const description = base.description === undefined ? ACCESS_TEXT[key] : `${base.description}\n\n${ACCESS_TEXT[key]}`
-  return { ...schema, description, response, security: [{ adminToken: [] }, { adminJwt: [] }] } as FastifySchema
+  return { ...schema, description, response, security: [{ adminToken: [] }, { adminJwt: [] }, { adminTokenHeader: [] }] } as FastifySchema
 }
 
 async function swaggerPlugin (app: FastifyInstance): Promise<void> {
@@ -76,6 +76,12 @@ async function swaggerPlugin (app: FastifyInstance): Promise<void> {
       components: {
         securitySchemes: {
           adminToken: { type: 'http', scheme: 'bearer', description: 'The value of ICEGUARD_ADMIN_TOKEN: grants read and write.' },
+          adminTokenHeader: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-Iceguard-Admin-Token',
+            description: 'Either admin credential (the static token or a JWT), sent beside a catalog credential in Authorization that table reads and commits pass on.'
+          },
           adminJwt: {
             type: 'http',
             scheme: 'bearer',
