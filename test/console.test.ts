@@ -72,6 +72,10 @@ t.test('the table page: timeline by field id, renames and drops marked, policy, 
   t.match(text, /ovr-1 bob COLUMN_NO_DROP 2999-01-01T00:00:00\.000Z planned cleanup of quantity/, 'the override in force')
   t.notMatch(text, /ovr-2|ovr-3/, 'expired and revoked overrides are not in force')
 
+  const open = await postForm(`${proxy.url}/console/login`, { token: 'anything' })
+  t.equal(open.status, 303, 'with no admin authentication configured, sign-in just goes on')
+  t.equal(open.headers['set-cookie'], undefined, 'and keeps no token')
+
   const missing = await get(`${proxy.url}/console/tables/db/nope`)
   t.equal(missing.status, 200, 'a table the catalog does not have is a page that says so')
   t.match(visible(missing.text), /Cannot read table db\.nope: the catalog answered 404/)

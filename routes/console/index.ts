@@ -12,7 +12,7 @@ import type { AdminIdentity } from '../../src/auth/access.js'
 import type { AdminAuth } from '../../src/auth/admin-auth.js'
 import { decisionsBody } from '../../src/console/decisions-page.js'
 import type { DecisionFilters, DecisionSource, SourceCaller } from '../../src/console/decision-source.js'
-import { consolePath, html } from '../../src/console/html.js'
+import { consolePath, html, type Html } from '../../src/console/html.js'
 import { page } from '../../src/console/layout.js'
 import { loginBody, messageBody } from '../../src/console/login-page.js'
 import type { OverrideSource } from '../../src/console/override-source.js'
@@ -66,7 +66,7 @@ export default async function consoleRoutes (app: FastifyInstance, options: Cons
   app.decorateRequest('consoleViewer', undefined)
   const typed = app.withTypeProvider<TypeBoxTypeProvider>()
 
-  const send = (reply: FastifyReply, status: number, title: string, body: ReturnType<typeof html>, viewer?: FastifyRequest['consoleViewer']): FastifyReply =>
+  const send = (reply: FastifyReply, status: number, title: string, body: Html, viewer?: FastifyRequest['consoleViewer']): FastifyReply =>
     reply.code(status).headers(HEADERS).type('text/html; charset=utf-8')
       .send(page({ title, principal: viewer?.identity?.principal, signedIn: viewer?.cookie === true }, body))
 
@@ -100,6 +100,8 @@ export default async function consoleRoutes (app: FastifyInstance, options: Cons
   }, async (request, reply) => {
     if (!sameOrigin(request)) return send(reply, 403, 'Not allowed', messageBody('Cannot sign in: the form was posted from another site'))
     const token = request.body.token.trim()
+    // Nothing to check a token against: the console is open, and no cookie is worth setting.
+    if (!options.auth.configured) return reply.redirect('/console/decisions', 303)
     try {
       await options.auth.authorize(token === '' ? undefined : token, 'read', 'sign in')
     } catch (err) {
