@@ -111,6 +111,12 @@ t.test('without a decision store the page says so; the default source asks GET /
   t.equal(page.status, 200)
   t.match(visible(page.text), /The decision log is not available on this server/)
 
+  const before = up.requests.length
+  const prefixed = await get(`${proxy.url}/console/tables/db/t?prefix=wh`, { authorization: `Bearer ${STATIC}` })
+  t.equal(prefixed.status, 200)
+  t.match(visible(prefixed.text), /Schema 0 \(current\)/)
+  t.same(up.requests.slice(before).map(r => r.url.split('?')[0]), ['/v1/wh/namespaces/db/tables/t'], 'the catalog prefix reaches the table load')
+
   // The adapter against a stand-in for the query API, to check what it asks and how it reads the answer.
   const api = Fastify()
   const asked: Array<{ url: string, authorization: string | undefined }> = []

@@ -146,8 +146,8 @@ export default async function consoleRoutes (app: FastifyInstance, options: Cons
 <label>Table<input name="table" placeholder="db.orders" required></label><button type="submit">Open</button></form>`, request.consoleViewer)
   })
 
-  typed.get('/console/tables/:namespace/:table', { schema: { params: TableParams } }, async (request, reply) => {
-    const view = await tableView(options, request.params.namespace, request.params.table, upstreamAuthorization(request, request.consoleViewer?.identity))
+  typed.get('/console/tables/:namespace/:table', { schema: { params: TableParams, querystring: Type.Object({ prefix: Type.Optional(Type.String()) }) } }, async (request, reply) => {
+    const view = await tableView(options, request.params.namespace, request.params.table, request.query.prefix, upstreamAuthorization(request, request.consoleViewer?.identity))
     if (!view.ok) return send(reply, 400, 'Table', messageBody(view.problem), request.consoleViewer)
     return send(reply, 200, `Table ${[...view.table.namespace, view.table.name].join('.')}`, view.body, request.consoleViewer)
   })

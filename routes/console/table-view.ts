@@ -22,7 +22,8 @@ interface Sources {
 
 type Result = { readonly ok: true, readonly table: TableView['table'], readonly body: Html } | { readonly ok: false, readonly problem: string }
 
-export async function tableView (sources: Sources, namespaceSegment: string, name: string, authorization: string | undefined): Promise<Result> {
+/** `prefix`: the catalog's `{prefix}` path segment, when the upstream uses one (as `?prefix=` in the admin API). */
+export async function tableView (sources: Sources, namespaceSegment: string, name: string, prefix: string | undefined, authorization: string | undefined): Promise<Result> {
   let namespace: string[]
   try {
     namespace = namespaceFromPath(namespaceSegment)
@@ -31,7 +32,7 @@ export async function tableView (sources: Sources, namespaceSegment: string, nam
   }
   const table = { namespace, name }
   const label = tableLabel(table)
-  const metadata = await readMetadata(sources.tables, table, authorization)
+  const metadata = await readMetadata(sources.tables, { ...table, prefix }, authorization)
   const resolved = sources.policy.resolve(table)
   const history: Shown<ReturnType<typeof buildSchemaHistory>> = metadata.ok ? { ok: true, value: buildSchemaHistory(table, metadata.value) } : metadata
   let contract: TableView['contract']
@@ -58,7 +59,7 @@ export async function tableView (sources: Sources, namespaceSegment: string, nam
   return { ok: true, table, body: tableBody(view) }
 }
 
-async function readMetadata (tables: TableReader, table: { namespace: string[], name: string }, authorization: string | undefined): Promise<Shown<TableMetadata>> {
+async function readMetadata (tables: TableReader, table: { namespace: string[], name: string, prefix: string | undefined }, authorization: string | undefined): Promise<Shown<TableMetadata>> {
   try {
     return { ok: true, value: await tables.metadata(table, authorization === undefined ? {} : { authorization }) }
   } catch (err) {
