@@ -22,7 +22,7 @@ import { PolicyStore } from './policy/policy-store.js'
 import { fanOutAuditSink, pinoAuditSink } from './audit/audit-log.js'
 import { metricsAuditSink } from './metrics/gate-metrics.js'
 import { createUpstream, type Upstream } from './upstream/index.js'
-import routes from '../routes/index.js'
+import routes, { type RoutesOptions } from '../routes/index.js'
 
 export interface AppOptions {
   /** An upstream connection to use instead of one built from the config (tests). */
@@ -31,6 +31,8 @@ export interface AppOptions {
   readonly logger?: FastifyServerOptions['logger']
   /** The policy in force (tests); default: a store over `config.policyPath`. */
   readonly policyStore?: PolicyStore
+  /** The console's sources of decisions and overrides in force (`routes/index.ts` has the defaults). */
+  readonly console?: RoutesOptions
 }
 
 declare module 'fastify' {
@@ -44,6 +46,7 @@ export const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   'req.headers["x-api-key"]',
+  'req.headers["x-iceguard-admin-token"]',
   'res.headers["set-cookie"]',
   'headers.authorization',
   'headers.cookie'
@@ -148,6 +151,6 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   fastLane?.useGate(app.gate.over(fastLane.client), (err) => app?.log.error({ err }, 'gate failed'))
   // Before the routes: the document is collected from routes as they are added.
   await app.register(swaggerPlugin)
-  await app.register(routes)
+  await app.register(routes, options.console ?? {})
   return app
 }

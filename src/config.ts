@@ -41,10 +41,23 @@ export interface Config {
   readonly memory: boolean
   readonly policyPath: string | undefined
   readonly adminToken: string | undefined
+  /** Admin API: OIDC/JWT bearer tokens verified against a JWKS (undefined: not accepted). */
+  readonly adminJwt: AdminJwtConfig | undefined
   /** How the gate treats schema commits that lack assert-current-schema-id. */
   readonly assertions: AssertionMode
   /** HMAC secret of break-glass override tokens (env only); undefined: overrides are refused. */
   readonly overrideSecret: string | undefined
+}
+
+/** How admin bearer JWTs are verified and which claim grants read or write access. */
+export interface AdminJwtConfig {
+  readonly jwksUrl: string
+  readonly issuer: string
+  readonly audience: string
+  /** Claim holding the grants: a space-separated string (OAuth `scope`) or an array; dots reach into objects. */
+  readonly claim: string
+  readonly readValue: string
+  readonly writeValue: string
 }
 
 export class ConfigError extends Error {
@@ -73,7 +86,10 @@ export const DEFAULTS = {
   bodyLimit: 10 * 1024 * 1024,
   upstreamMaxResponse: 256 * 1024 * 1024,
   logLevel: 'info' as LogLevel,
-  assertions: 'inject' as AssertionMode
+  assertions: 'inject' as AssertionMode,
+  adminJwtClaim: 'scope',
+  adminJwtRead: 'iceguard:read',
+  adminJwtWrite: 'iceguard:write'
 } as const
 
 interface OptionSpec {
@@ -102,6 +118,12 @@ export const OPTIONS: Readonly<Record<string, OptionSpec>> = {
   warehouse: { env: 'ICEGUARD_WAREHOUSE', type: 'string', help: 'embedded catalog: warehouse folder' },
   memory: { env: 'ICEGUARD_MEMORY', type: 'boolean', help: 'embedded catalog: keep everything in memory' },
   policy: { env: 'ICEGUARD_POLICY', type: 'string', help: 'policy YAML file' },
+  'admin-jwks-url': { env: 'ICEGUARD_ADMIN_JWKS_URL', type: 'string', help: 'admin API: accept OIDC/JWT bearer tokens signed by a key of this JWKS (needs issuer and audience)' },
+  'admin-jwt-issuer': { env: 'ICEGUARD_ADMIN_JWT_ISSUER', type: 'string', help: 'admin API: the `iss` admin JWTs must carry' },
+  'admin-jwt-audience': { env: 'ICEGUARD_ADMIN_JWT_AUDIENCE', type: 'string', help: 'admin API: the `aud` admin JWTs must carry' },
+  'admin-jwt-claim': { env: 'ICEGUARD_ADMIN_JWT_CLAIM', type: 'string', help: `admin API: claim that grants access, e.g. scope, roles, realm_access.roles (default ${DEFAULTS.adminJwtClaim})` },
+  'admin-jwt-read': { env: 'ICEGUARD_ADMIN_JWT_READ', type: 'string', help: `admin API: claim value that grants the read endpoints (default ${DEFAULTS.adminJwtRead})` },
+  'admin-jwt-write': { env: 'ICEGUARD_ADMIN_JWT_WRITE', type: 'string', help: `admin API: claim value that grants every endpoint (default ${DEFAULTS.adminJwtWrite})` },
   'require-assertions': { type: 'boolean', help: 'reject schema commits without assert-current-schema-id (ICEGUARD_ASSERTIONS=inject|require)' },
   help: { type: 'boolean', help: 'print this help' }
 }
@@ -169,6 +191,8 @@ export function loadConfig (argv: readonly string[] = [], env: NodeJS.ProcessEnv
     problems.push(`--upstream-max-response/ICEGUARD_UPSTREAM_MAX_RESPONSE: "${maxResponseText}" is not a size of at least 1KiB such as 64MiB`)
   }
 
+  const adminJwt = adminJwtConfig(problems, str)
+
   const config: Config = {
     port,
     host,
@@ -191,6 +215,7 @@ export function loadConfig (argv: readonly string[] = [], env: NodeJS.ProcessEnv
     memory: bool('memory'),
     policyPath: str('policy'),
     adminToken: env.ICEGUARD_ADMIN_TOKEN === undefined || env.ICEGUARD_ADMIN_TOKEN === '' ? undefined : env.ICEGUARD_ADMIN_TOKEN,
+    adminJwt,
     assertions,
     overrideSecret: env.ICEGUARD_OVERRIDE_SECRET === undefined || env.ICEGUARD_OVERRIDE_SECRET === '' ? undefined : env.ICEGUARD_OVERRIDE_SECRET
   }
@@ -266,6 +291,32 @@ function url (problems: string[], name: string, text: string | undefined): URL |
     return undefined
   }
   return parsed
+}
+
+const JWT_SETTINGS = ['admin-jwt-issuer', 'admin-jwt-audience', 'admin-jwt-claim', 'admin-jwt-read', 'admin-jwt-write'] as const
+
+/**
+ * Admin JWTs are accepted only with an issuer and an audience to check: without the audience any
+ * token the identity provider issued to any application would open the admin API.
+ */
+function adminJwtConfig (problems: string[], str: (name: string) => string | undefined): AdminJwtConfig | undefined {
+  const jwksText = str('admin-jwks-url')
+  if (jwksText === undefined) {
+    for (const name of JWT_SETTINGS) {
+      if (str(name) !== undefined) problems.push(`${label(name)}: needs --admin-jwks-url/ICEGUARD_ADMIN_JWKS_URL`)
+    }
+    return undefined
+  }
+  const jwks = url(problems, 'admin-jwks-url', jwksText)
+  const issuer = str('admin-jwt-issuer')
+  const audience = str('admin-jwt-audience')
+  if (issuer === undefined) problems.push(`${label('admin-jwt-issuer')}: required with --admin-jwks-url (the \`iss\` of the identity provider)`)
+  if (audience === undefined) problems.push(`${label('admin-jwt-audience')}: required with --admin-jwks-url (the \`aud\` the tokens are issued for)`)
+  const readValue = str('admin-jwt-read') ?? DEFAULTS.adminJwtRead
+  const writeValue = str('admin-jwt-write') ?? DEFAULTS.adminJwtWrite
+  if (readValue === writeValue) problems.push(`${label('admin-jwt-write')}: "${writeValue}" must differ from the read value`)
+  if (jwks === undefined || issuer === undefined || audience === undefined) return undefined
+  return { jwksUrl: jwks.href, issuer, audience, claim: str('admin-jwt-claim') ?? DEFAULTS.adminJwtClaim, readValue, writeValue }
 }
 
 function parseBool (name: string, text: string | boolean | undefined, problems: string[]): boolean {

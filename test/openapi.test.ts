@@ -71,7 +71,12 @@ t.test('every admin and operations route is described completely', async (t) => 
     }
   }
   t.equal(ids.size, documented.length, 'operationIds are unique')
-  t.same(doc.paths['/admin/v1/policy/reload'].post.security, [{ adminToken: [] }])
+  t.same(doc.paths['/admin/v1/policy/reload'].post.security, [{ adminToken: [] }, { adminJwt: [] }, { adminTokenHeader: [] }])
+  t.match(doc.paths['/admin/v1/policy/reload'].post.description, /Access: write\. Refused while no admin authentication is configured/)
+  t.match(doc.paths['/admin/v1/rules'].get.description, /Access: read\./)
+  t.match(doc.paths['/admin/v1/validate'].post.description, /Access: read\./, 'a dry run needs only read')
+  t.match(doc.components.securitySchemes.adminJwt, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
+  t.match(doc.components.securitySchemes.adminTokenHeader, { type: 'apiKey', in: 'header', name: 'X-Iceguard-Admin-Token' })
   for (const name of ['ValidateRequest', 'ValidateResponse', 'Finding', 'SchemaChange', 'DiffRequest', 'DiffResponse', 'SchemaHistory', 'FieldLineage', 'ContractReport', 'RuleCatalogue', 'EffectivePolicy', 'ErrorModel', 'IcebergErrorResponse']) {
     t.ok(doc.components.schemas[name], `component ${name}`)
   }

@@ -3,6 +3,7 @@
  * table from the upstream with the caller's own credentials, and naming tables from paths.
  */
 import type { IncomingHttpHeaders } from 'node:http'
+import type { AdminAuth } from '../../src/auth/admin-auth.js'
 import { ERRORS, GateError } from '../../src/errors.js'
 import { baseLoadHeaders, type BaseLoad, type TableRef } from '../../src/gate/commit-gate.js'
 import { upstreamTableLoader } from '../../src/gate/load-base.js'
@@ -33,8 +34,8 @@ export interface AdminRoutesOptions {
    */
   readonly readBase?: BaseLoader
   readonly policy: AdminPolicy
-  /** `ICEGUARD_ADMIN_TOKEN`; state-changing calls are refused while it is unset. */
-  readonly adminToken?: string
+  /** Admin authentication (static token, JWTs); absent: reads open, state-changing calls refused. */
+  readonly auth?: AdminAuth
   readonly metrics?: IceguardMetrics
   /** `ICEGUARD_OVERRIDE_SECRET`: dry runs honour the override header as the gate does. */
   readonly overrideSecret?: string

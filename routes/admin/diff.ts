@@ -25,6 +25,8 @@ function schemaFrom (json: unknown, at: string): Schema {
 
 export default async function diffRoute (app: FastifyInstance, { scope }: { scope: AdminScope }): Promise<void> {
   app.withTypeProvider<TypeBoxTypeProvider>().post('/diff', {
+    // A dry run: nothing is written anywhere.
+    config: { adminAccess: 'read' },
     schema: {
       operationId: 'diffSchemas',
       tags: ['admin'],

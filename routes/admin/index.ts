@@ -11,7 +11,9 @@ import { ERRORS, GateError } from '../../src/errors.js'
 import { metrics as processMetrics } from '../../src/metrics/iceguard-metrics.js'
 import { sendGateError, toGateError } from '../../src/plugins/error-handler.js'
 import { addSharedSchemas } from '../../src/schemas/index.js'
+import { createAdminAuth } from '../../src/auth/admin-auth.js'
 import { createTableReader, RelayedAnswer, type AdminRoutesOptions } from './admin-context.js'
+import { adminAuthHook } from './admin-auth-hook.js'
 import { parseAdminJson } from './json-body.js'
 import { validationMessage } from './validation-message.js'
 import { adminValidatorCompiler } from './validator.js'
@@ -33,6 +35,9 @@ export interface AdminScope {
 export async function adminRoutes (app: FastifyInstance, options: AdminRoutesOptions): Promise<void> {
   addSharedSchemas(app)
   const scope: AdminScope = { options: { ...options, metrics: options.metrics ?? processMetrics }, tables: createTableReader(options.client, options.readBase) }
+
+  app.decorateRequest('adminIdentity', undefined)
+  app.addHook('onRequest', adminAuthHook(options.auth ?? createAdminAuth({})))
 
   app.decorateRequest('losslessBody', undefined)
   app.removeContentTypeParser('application/json')

@@ -13,6 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { stringify } from 'lossless-json'
 import type { IncomingHttpHeaders } from 'node:http'
+import type { AdminAccess } from '../../src/auth/access.js'
 import { ERRORS, GateError } from '../../src/errors.js'
 import {
   applySchemaChanges, buildCommitRequest, planFromContract, readSchemaChanges, schemaChangeToWire,
@@ -148,6 +149,7 @@ export default async function schemaChangesRoutes (app: FastifyInstance, { scope
   }
 
   typed.post('/namespaces/:namespace/tables/:table/schema-changes', {
+    config: { adminAccess: dryRunOr('dry-run', 'true', 'read', 'commit') },
     schema: {
       operationId: 'applySchemaChanges',
       tags: ['admin'],
@@ -201,10 +203,15 @@ export default async function schemaChangesRoutes (app: FastifyInstance, { scope
     response: { 200: ref(PlanResponseSchema), ...COMMIT_ERRORS }
   })
 
-  typed.post('/namespaces/:namespace/tables/:table/schema-changes/plan', { schema: planSchema(false) },
+  typed.post('/namespaces/:namespace/tables/:table/schema-changes/plan', { config: { adminAccess: dryRunOr('apply', 'true', 'commit', 'read') }, schema: planSchema(false) },
     async (request, reply) => { await plan(request, reply, planInput(request), request.query.apply === 'true') })
-  typed.post('/namespaces/:namespace/tables/:table/schema-changes/plan/apply', { schema: planSchema(true) },
+  typed.post('/namespaces/:namespace/tables/:table/schema-changes/plan/apply', { config: { adminAccess: 'commit' }, schema: planSchema(true) },
     async (request, reply) => { await plan(request, reply, planInput(request), true) })
+}
+
+/** The access an endpoint needs when one query parameter decides between looking and committing. */
+function dryRunOr (parameter: string, value: string, whenSet: AdminAccess, otherwise: AdminAccess): (request: FastifyRequest) => AdminAccess {
+  return (request) => (request.query as Record<string, unknown>)[parameter] === value ? whenSet : otherwise
 }
 
 function planInput (request: { params: { namespace: string, table: string }, query: { prefix?: string }, body: { contract?: unknown } }): { namespace: string, table: string, prefix?: string, contract?: unknown } {

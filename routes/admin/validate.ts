@@ -66,6 +66,8 @@ export default async function validateRoute (app: FastifyInstance, { scope }: { 
   }
 
   app.withTypeProvider<TypeBoxTypeProvider>().post('/validate', {
+    // A dry run: nothing is written anywhere.
+    config: { adminAccess: 'read' },
     schema: {
       operationId: 'validateCommit',
       tags: ['admin'],

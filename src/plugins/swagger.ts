@@ -10,10 +10,12 @@
 import { readFileSync } from 'node:fs'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
+import { IcebergErrorResponseSchema } from '../schemas/error-model.js'
 import { addSharedSchemas } from '../schemas/index.js'
 import { icebergPaths } from '../schemas/iceberg-paths.js'
+import { ref } from '../schemas/ref.js'
 
 /** Routes that belong in the document: iceguard's own API. */
 const DOCUMENTED = /^\/(admin\/|healthz$|readyz$|metrics$)/
@@ -39,6 +41,27 @@ export const OPENAPI_INFO = {
   license: { name: 'Apache-2.0', identifier: 'Apache-2.0' }
 }
 
+const ACCESS_TEXT = {
+  read: 'Access: read. Open while no admin authentication is configured; otherwise the admin token or a JWT granting read.',
+  commit: 'Access: write. Open while no admin authentication is configured (the catalog\'s own authorization decides); otherwise the admin token or a JWT granting write.',
+  write: 'Access: write. Refused while no admin authentication is configured; otherwise the admin token or a JWT granting write.',
+  depends: 'Access: read for a dry run, write for a commit (open while no admin authentication is configured).'
+} as const
+
+/** Admin operations name both bearer schemes and, in their description, the grant they need. */
+function withAdminSecurity (schema: FastifySchema, access: unknown, method: string | string[]): FastifySchema {
+  const get = method === 'GET' || (Array.isArray(method) && method.every(m => m === 'GET' || m === 'HEAD'))
+  const key = typeof access === 'function' ? 'depends' : access === 'read' || access === 'commit' || access === 'write' ? access : get ? 'read' : 'write'
+  const base = schema as FastifySchema & { description?: string, response?: Record<string, unknown> }
+  const response = {
+    ...base.response,
+    ...(base.response?.[401] === undefined ? { 401: ref(IcebergErrorResponseSchema, { description: 'No admin token was sent, or it does not verify (wrong, expired, another issuer or audience).' }) } : {}),
+    ...(base.response?.[403] === undefined ? { 403: ref(IcebergErrorResponseSchema, { description: 'The admin token does not grant the access this operation needs.' }) } : {})
+  }
+  const description = base.description === undefined ? ACCESS_TEXT[key] : `${base.description}\n\n${ACCESS_TEXT[key]}`
+  return { ...schema, description, response, security: [{ adminToken: [] }, { adminJwt: [] }, { adminTokenHeader: [] }] } as FastifySchema
+}
+
 async function swaggerPlugin (app: FastifyInstance): Promise<void> {
   addSharedSchemas(app)
   await app.register(swagger, {
@@ -52,7 +75,20 @@ async function swaggerPlugin (app: FastifyInstance): Promise<void> {
       ],
       components: {
         securitySchemes: {
-          adminToken: { type: 'http', scheme: 'bearer', description: 'The value of ICEGUARD_ADMIN_TOKEN.' },
+          adminToken: { type: 'http', scheme: 'bearer', description: 'The value of ICEGUARD_ADMIN_TOKEN: grants read and write.' },
+          adminTokenHeader: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-Iceguard-Admin-Token',
+            description: 'Either admin credential (the static token or a JWT), sent beside a catalog credential in Authorization that table reads and commits pass on.'
+          },
+          adminJwt: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'An access token of the identity provider set by ICEGUARD_ADMIN_JWKS_URL, with the configured issuer and audience; ' +
+              'the claim ICEGUARD_ADMIN_JWT_CLAIM (default `scope`) grants read (`iceguard:read`) or write (`iceguard:write`, which includes read).'
+          },
           catalogAuth: { type: 'http', scheme: 'bearer', description: 'The credentials the upstream catalog expects; relayed as they come.' }
         }
       }
@@ -62,8 +98,9 @@ async function swaggerPlugin (app: FastifyInstance): Promise<void> {
         return typeof json.$id === 'string' ? json.$id : `def-${i}`
       }
     },
-    transform ({ schema, url }) {
+    transform ({ schema, url, route }) {
       if (!DOCUMENTED.test(url)) return { schema: { ...schema, hide: true }, url }
+      if (url.startsWith('/admin/')) return { schema: withAdminSecurity(schema, route.config?.adminAccess, route.method), url }
       return { schema, url }
     },
     transformObject (documentObject) {

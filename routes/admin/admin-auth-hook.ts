@@ -1,0 +1,44 @@
+/**
+ * Every admin endpoint passes here before its handler: the access it needs comes from the route's
+ * `config.adminAccess`, else from its method (GET and HEAD read; anything else is a `write`, so an
+ * endpoint nobody classified is closed by default).
+ *
+ * The admin credential is taken out of the request once checked, so that it never reaches the
+ * upstream catalog: table reads and commits made as the caller forward the caller's headers. Two
+ * exceptions keep `Authorization`: when the admin credential came in `X-Iceguard-Admin-Token`
+ * (then `Authorization` is the catalog's), and when it is an identity provider's JWT (then the
+ * catalog sees the same user iceguard saw).
+ */
+import type { FastifyRequest } from 'fastify'
+import type { AdminAccess, AdminIdentity } from '../../src/auth/access.js'
+import type { AdminAuth } from '../../src/auth/admin-auth.js'
+import { ADMIN_TOKEN_HEADER, adminCredential } from '../../src/auth/bearer.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** What the endpoint needs of an admin caller; a function for endpoints whose query decides (dry run or commit). */
+    adminAccess?: AdminAccess | ((request: FastifyRequest) => AdminAccess)
+  }
+  interface FastifyRequest {
+    /** The verified admin caller; undefined while no admin authentication is configured. */
+    adminIdentity?: AdminIdentity
+  }
+}
+
+export function accessOf (request: FastifyRequest): AdminAccess {
+  const declared = request.routeOptions.config.adminAccess
+  if (typeof declared === 'function') return declared(request)
+  if (declared !== undefined) return declared
+  return request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write'
+}
+
+export function adminAuthHook (auth: AdminAuth) {
+  return async function authenticateAdmin (request: FastifyRequest): Promise<void> {
+    const credential = adminCredential(request.headers)
+    const identity = await auth.authorize(credential.token, accessOf(request), `call ${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]}`)
+    if (credential.from === 'admin-header') delete request.headers[ADMIN_TOKEN_HEADER]
+    if (identity === undefined) return
+    request.adminIdentity = identity
+    if (credential.from === 'authorization' && identity.upstreamAuthorization === undefined) delete request.headers.authorization
+  }
+}

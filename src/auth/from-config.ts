@@ -1,0 +1,14 @@
+/** Admin authentication as the configuration asks for it: the static token, JWTs, both or neither. */
+import type { Config } from '../config.js'
+import { createAdminAuth, type AdminAuth } from './admin-auth.js'
+import { createJwtVerifier } from './jwt-verifier.js'
+
+export function adminAuthFromConfig (config: Pick<Config, 'adminToken' | 'adminJwt' | 'retryAfter'>): AdminAuth {
+  const jwt = config.adminJwt
+  return createAdminAuth({
+    staticToken: config.adminToken,
+    jwt: jwt === undefined ? undefined : createJwtVerifier(jwt),
+    grantNames: jwt === undefined ? undefined : { read: jwt.readValue, write: jwt.writeValue },
+    retryAfter: config.retryAfter
+  })
+}
