@@ -4,9 +4,7 @@
  */
 import type { RequirementConflict } from '../iceberg/requirements.js'
 import { TABLE_FROZEN } from '../rules/index.js'
-import type { Finding, RuleSettings } from '../rules/rule.js'
-
-export type Verdict = 'allow' | 'warn' | 'deny' | 'conflict'
+import type { Finding, JudgedVerdict, RuleSettings } from '../rules/rule.js'
 
 export interface DecideInput {
   readonly conflicts: readonly RequirementConflict[]
@@ -17,7 +15,7 @@ export interface DecideInput {
 }
 
 export interface Decision {
-  readonly verdict: Verdict
+  readonly verdict: JudgedVerdict
   /** The input findings, plus TABLE_FROZEN when a frozen table's schema was touched. */
   readonly findings: Finding[]
 }
@@ -38,7 +36,7 @@ export function decide (input: DecideInput): Decision {
       explanation: 'Ask the platform team to lift the freeze for this table; data commits still pass.'
     })
   }
-  const verdict: Verdict = findings.some(f => f.severity === 'error') ? 'deny' : findings.length > 0 ? 'warn' : 'allow'
+  const verdict: JudgedVerdict = findings.some(f => f.severity === 'error') ? 'deny' : findings.length > 0 ? 'warn' : 'allow'
   return { verdict, findings }
 }
 
@@ -51,7 +49,7 @@ export function findingLine (f: Finding): string {
  * Text that stands alone as an error message (pyiceberg shows only type and message): the verdict,
  * then every finding with its rule id, path, field id and old -> new type.
  */
-export function explain (verdict: Verdict, findings: readonly Finding[], conflicts: readonly RequirementConflict[], changeCount: number): string {
+export function explain (verdict: JudgedVerdict, findings: readonly Finding[], conflicts: readonly RequirementConflict[], changeCount: number): string {
   if (verdict === 'conflict') {
     return `Commit conflicts with the table's current state (${conflicts.length} requirement${conflicts.length === 1 ? '' : 's'} failed): ${conflicts.map(c => c.message).join('; ')}`
   }

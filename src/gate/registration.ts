@@ -7,7 +7,7 @@
  * `overwrite: true` would replace a frozen table's metadata wholesale.
  */
 import type { Rule, RuleSettings } from '../rules/rule.js'
-import type { RegistrationCheck, TableRef } from './commit-gate.js'
+import type { RegistrationCheck, TableRef } from './gate-types.js'
 
 export const REGISTRATION_RULE = 'TABLE_NO_REGISTER'
 

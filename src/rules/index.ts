@@ -33,6 +33,11 @@ export function ruleDoc (id: string): string {
   return `docs/rules.md#${id.toLowerCase()}`
 }
 
+/** The rule's documentation: the catalogue's link, or the same anchor under a configured docs URL. */
+export function ruleDocLink (ruleId: string, docs?: string): string {
+  return docs === undefined ? ruleDoc(ruleId) : `${docs.replace(/#.*$/, '')}#${ruleId.toLowerCase()}`
+}
+
 /** Built on first use: asked once per rule for every commit (its default severity). */
 let byId: ReadonlyMap<string, Rule> | undefined
 

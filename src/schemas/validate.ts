@@ -5,7 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import type { Change } from '../diff/schema-change.js'
-import type { Finding } from '../rules/rule.js'
+import type { Finding, JudgedVerdict } from '../rules/rule.js'
 import { changeToWire, SchemaChangeSchema } from './change.js'
 import { FindingSchema, findingToWire } from './finding.js'
 import { CommitTableRequestSchema, CommitTransactionRequestSchema, TableIdentifierSchema, TableMetadataJsonSchema } from './iceberg-rest.js'
@@ -70,7 +70,10 @@ export const ValidateResponseSchema = Type.Object({
 export type ValidateRequest = Static<typeof ValidateRequestSchema>
 export type ValidateResponse = Static<typeof ValidateResponseSchema>
 export type TableValidation = Static<typeof TableValidationSchema>
+/** `JudgedVerdict` (src/rules/rule.ts) as a wire schema; the assignment below keeps the two equal. */
 export type Verdict = Static<typeof VerdictSchema>
+const SAME_VERDICTS: [Verdict, JudgedVerdict] extends [JudgedVerdict, Verdict] ? true : never = true
+void SAME_VERDICTS
 
 /** The parts of the engine's Evaluation the wire form carries. */
 export interface EvaluationView {
