@@ -3,7 +3,7 @@
  * table from the upstream with the caller's own credentials, and naming tables from paths.
  */
 import type { IncomingHttpHeaders } from 'node:http'
-import { ERRORS, GateError } from '../../src/errors.js'
+import { ERRORS, errorBody, GateError, type ErrorDef } from '../../src/errors.js'
 import { baseLoadHeaders, type BaseLoad, type TableRef } from '../../src/gate/commit-gate.js'
 import { upstreamTableLoader } from '../../src/gate/load-base.js'
 import { parseUpstreamBody, isJsonObject } from '../../src/gate/parse-commit-body.js'
@@ -102,10 +102,22 @@ export function metadataOrThrow (table: TableRef, loaded: BaseLoad): TableMetada
   if (parsed.ok && isJsonObject(parsed.value) && isJsonObject(parsed.value.error)) {
     throw new RelayedAnswer(loaded.status, loaded.headers ?? {}, body)
   }
-  const type = loaded.status === 404 ? 'NoSuchTableException' : loaded.status === 401 ? 'NotAuthorizedException' : loaded.status === 403 ? 'ForbiddenException' : 'BadRequestException'
   const message = loaded.status === 404 ? `Table does not exist: ${tableLabel(table)}` : `Cannot read table ${tableLabel(table)}: the upstream catalog answered ${loaded.status}`
-  const json = JSON.stringify({ error: { message, type, code: loaded.status } })
+  const known = RELAYED_STATUS.get(loaded.status)
+  if (known !== undefined) throw new GateError(known, message, { headers: stringHeaders(pick(loaded.headers, 'www-authenticate')) })
+  // Another refusal without an Iceberg body: the upstream's status stays (the client's next step
+  // depends on it), in an Iceberg body of the catalogue's generic type.
+  const json = JSON.stringify(errorBody(loaded.status, ERRORS.BAD_REQUEST.type, message))
   throw new RelayedAnswer(loaded.status, { 'content-type': 'application/json', ...pick(loaded.headers, 'www-authenticate') }, Buffer.from(json))
+}
+
+/** Upstream refusals of a table read that the catalogue names: the same status, the catalogue's type. */
+const RELAYED_STATUS: ReadonlyMap<number, ErrorDef> = new Map([
+  [401, ERRORS.NOT_AUTHORIZED], [403, ERRORS.FORBIDDEN], [404, ERRORS.NO_SUCH_TABLE]
+])
+
+function stringHeaders (headers: Record<string, string | string[]>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v]))
 }
 
 function pick (headers: BaseLoad['headers'], name: string): Record<string, string | string[]> {
