@@ -40,9 +40,18 @@ export function decide (input: DecideInput): Decision {
   return { verdict, findings }
 }
 
-/** `RULE_ID: message` — a finding in one line. */
-export function findingLine (f: Finding): string {
-  return `${f.rule}: ${f.message}`
+/**
+ * A finding as one line: rule id, where (path, field id, old -> new type), then the rule's own
+ * message; `table` first when a write names several tables. The one printing of a finding: error
+ * stacks, explanations, the CLI.
+ */
+export function findingLine (f: Finding, table?: string): string {
+  const where: string[] = []
+  if (f.path !== undefined) where.push(f.path)
+  if (f.fieldId !== undefined) where.push(`field id ${f.fieldId}`)
+  if (f.oldType !== undefined || f.newType !== undefined) where.push(`${f.oldType ?? 'none'} -> ${f.newType ?? 'none'}`)
+  const scope = table === undefined ? '' : `${table}: `
+  return `${scope}${f.rule}${where.length > 0 ? ` (${where.join(', ')})` : ''}: ${f.message}`
 }
 
 /**
@@ -57,11 +66,11 @@ export function explain (verdict: JudgedVerdict, findings: readonly Finding[], c
   const warnings = findings.filter(f => f.severity === 'warn')
   const changes = `${changeCount} schema change${changeCount === 1 ? '' : 's'}`
   if (verdict === 'deny') {
-    const tail = warnings.length > 0 ? `; warnings: ${warnings.map(findingLine).join('; ')}` : ''
-    return `Schema change rejected (${errors.length} error${errors.length === 1 ? '' : 's'}): ${errors.map(findingLine).join('; ')}${tail}`
+    const tail = warnings.length > 0 ? `; warnings: ${warnings.map(f => findingLine(f)).join('; ')}` : ''
+    return `Schema change rejected (${errors.length} error${errors.length === 1 ? '' : 's'}): ${errors.map(f => findingLine(f)).join('; ')}${tail}`
   }
   if (verdict === 'warn') {
-    return `Commit allowed with ${warnings.length} warning${warnings.length === 1 ? '' : 's'} (${changes}): ${warnings.map(findingLine).join('; ')}`
+    return `Commit allowed with ${warnings.length} warning${warnings.length === 1 ? '' : 's'} (${changes}): ${warnings.map(f => findingLine(f)).join('; ')}`
   }
   return `Commit allowed (${changes}, no findings)`
 }

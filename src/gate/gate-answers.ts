@@ -8,6 +8,7 @@
 import { errorBody, ERRORS, type ErrorDef, type IcebergErrorResponse } from '../errors.js'
 import { ruleDocLink } from '../rules/index.js'
 import type { Finding } from '../rules/rule.js'
+import { findingLine } from './decide.js'
 
 /** Seconds a client should wait before retrying a commit the gate could not judge. */
 export const RETRY_AFTER_SECONDS = 1
@@ -21,16 +22,6 @@ export interface GateAnswer {
 /** An answer of the error catalogue (`src/errors.ts`): its status and Iceberg type, this message. */
 export function answer (error: ErrorDef, message: string, stack?: readonly string[], headers: Record<string, string> = {}): GateAnswer {
   return { statusCode: error.status, headers, body: errorBody(error.status, error.type, message, stack) }
-}
-
-/** A finding as one line: rule id, where, what changed, and the rule's own message. */
-export function findingLine (f: Finding, table?: string): string {
-  const where: string[] = []
-  if (f.path !== undefined) where.push(f.path)
-  if (f.fieldId !== undefined) where.push(`field id ${f.fieldId}`)
-  if (f.oldType !== undefined || f.newType !== undefined) where.push(`${f.oldType ?? 'none'} -> ${f.newType ?? 'none'}`)
-  const scope = table === undefined ? '' : `${table}: `
-  return `${scope}${f.rule}${where.length > 0 ? ` (${where.join(', ')})` : ''}: ${f.message}`
 }
 
 /**
