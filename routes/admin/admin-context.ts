@@ -83,6 +83,12 @@ export function createTableReader (client: UpstreamClient, readBase?: BaseLoader
 
 export type TableReader = ReturnType<typeof createTableReader>
 
+/** What every admin route file is registered with: the options and the shared table reader. */
+export interface AdminScope {
+  readonly options: AdminRoutesOptions
+  readonly tables: TableReader
+}
+
 function uncachedReader (client: UpstreamClient): BaseLoader {
   const load = upstreamTableLoader((path, headers) => client.request({ method: 'GET', path, headers }))
   return async (table, headers) => await load(table, baseLoadHeaders(headers))

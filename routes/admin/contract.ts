@@ -2,12 +2,12 @@
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ERRORS, GateError } from '../../src/errors.js'
-import { checkContract } from '../../src/policy/contract.js'
+import { checkContract } from '../../src/contract/contract.js'
 import { ContractReportSchema, contractReport } from '../../src/schemas/contract-report.js'
 import { ref } from '../../src/schemas/ref.js'
 import { namespaceFromPath, tableLabel } from './admin-context.js'
 import { PrefixQuery, TABLE_READ_ERRORS, TablePathParams } from './common-schemas.js'
-import type { AdminScope } from './index.js'
+import type { AdminScope } from './admin-context.js'
 
 export default async function contractRoute (app: FastifyInstance, { scope }: { scope: AdminScope }): Promise<void> {
   app.withTypeProvider<TypeBoxTypeProvider>().get('/namespaces/:namespace/tables/:table/contract', {

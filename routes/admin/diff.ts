@@ -11,7 +11,7 @@ import { DiffRequestSchema, DiffResponseSchema, type DiffResponse } from '../../
 import { ref } from '../../src/schemas/ref.js'
 import { tableLabel } from './admin-context.js'
 import { TABLE_READ_ERRORS } from './common-schemas.js'
-import type { AdminScope } from './index.js'
+import type { AdminScope } from './admin-context.js'
 
 function schemaFrom (json: unknown, at: string): Schema {
   const { schema, issues } = parseSchema(json, at)

@@ -36,10 +36,10 @@ import {
   PlanQuerySchema, PlanRequestSchema, PlanResponseSchema, SchemaChangesQuerySchema, SchemaChangesRequestSchema,
   SchemaChangesResponseSchema, type PlanResponse, type SchemaChangesResponse
 } from '../../src/schemas/schema-changes.js'
-import { upstreamHeaders } from '../iceberg/forward-buffered.js'
+import { upstreamHeaders } from '../upstream-headers.js'
 import { namespaceFromPath, tableLabel } from './admin-context.js'
 import { TABLE_READ_ERRORS, TablePathParams } from './common-schemas.js'
-import type { AdminScope } from './index.js'
+import type { AdminScope } from './admin-context.js'
 
 /** Commits sent at most: the first and two re-applications after a lost race (Java retries 4 times by default). */
 export const MAX_ATTEMPTS = 3

@@ -20,7 +20,7 @@ import {
 } from '../../src/schemas/validate.js'
 import { metadataOrThrow, tableLabel } from './admin-context.js'
 import { BAD_INPUT, TABLE_READ_ERRORS } from './common-schemas.js'
-import type { AdminScope } from './index.js'
+import type { AdminScope } from './admin-context.js'
 
 function identifier (v: unknown, at: string): { namespace: string[], name: string } {
   if (!isJsonObject(v) || !Array.isArray(v.namespace) || v.namespace.length === 0 ||

@@ -15,7 +15,7 @@ import type { Policy, PolicyException, PolicyScope, RuleSetting, ScopeSettings }
 import { DEFAULT_PRESET, isPresetName, presetPolicy, presetScope } from './presets.js'
 import type { PresetName } from './policy-schema.js'
 import { schemaIssues, sortIssues } from './schema-issues.js'
-import { splitDotted } from './scope-match.js'
+import { splitDotted } from '../rules/path-glob.js'
 import { readYaml, type PolicyIssue, type YamlSource } from './yaml-source.js'
 
 const checkPolicy = TypeCompiler.Compile(PolicySchema)

@@ -9,10 +9,10 @@
  */
 import { ALL_RULES, ruleById } from '../rules/index.js'
 import type { RuleSettings, RuleSeverity } from '../rules/rule.js'
-import type { Contract } from './contract.js'
+import type { Contract } from '../contract/contract.js'
 import type { CompatibilityLevel } from './policy-schema.js'
 import type { Policy, PolicyException, PolicyMode, PolicyScope } from './policy.js'
-import { literalSegments, matchSegments, namespaceMatchDepth, pathCovers, splitDotted } from './scope-match.js'
+import { literalSegments, matchSegments, namespaceMatchDepth, pathCovers, splitDotted } from '../rules/path-glob.js'
 
 export interface TableIdent {
   readonly namespace: readonly string[]

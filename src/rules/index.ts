@@ -5,7 +5,7 @@
 import type { Rule, RuleCategory, RuleSeverity } from './rule.js'
 import { PLATFORM_RULES } from './platform/index.js'
 import { SPEC_RULE_LIST } from './spec/index.js'
-import { TABLE_NO_REGISTER } from '../gate/registration.js'
+import { TABLE_NO_REGISTER } from './platform/table-no-register.js'
 
 /** The Iceberg spec's rules (category 'spec', default severity 'error'). */
 export const SPEC_RULES: readonly Rule[] = SPEC_RULE_LIST

@@ -14,7 +14,7 @@ import { ref } from './ref.js'
 export const VerdictSchema = Type.Union([Type.Literal('allow'), Type.Literal('warn'), Type.Literal('deny'), Type.Literal('conflict')], {
   $id: 'Verdict',
   description: 'allow: would be forwarded. warn: forwarded, with warnings. deny: refused with 400. conflict: the base the request asserts is not the table\'s (409).'
-})
+}) satisfies { static: JudgedVerdict }
 
 export const CommitFlowSchema = Type.Union(
   ['update', 'revert', 'create', 'staged-create', 'replace', 'view'].map(f => Type.Literal(f)),
@@ -70,10 +70,8 @@ export const ValidateResponseSchema = Type.Object({
 export type ValidateRequest = Static<typeof ValidateRequestSchema>
 export type ValidateResponse = Static<typeof ValidateResponseSchema>
 export type TableValidation = Static<typeof TableValidationSchema>
-/** `JudgedVerdict` (src/rules/rule.ts) as a wire schema; the assignment below keeps the two equal. */
-export type Verdict = Static<typeof VerdictSchema>
-const SAME_VERDICTS: [Verdict, JudgedVerdict] extends [JudgedVerdict, Verdict] ? true : never = true
-void SAME_VERDICTS
+/** The verdict type is the engine's (src/rules/rule.ts); `VerdictSchema` is its wire form. */
+export type Verdict = JudgedVerdict
 
 /** The parts of the engine's Evaluation the wire form carries. */
 export interface EvaluationView {
