@@ -9,7 +9,7 @@ import { ERRORS, GateError } from '../../src/errors.js'
 import type { TableRef } from '../../src/gate/commit-gate.js'
 import { evaluateCommit } from '../../src/gate/evaluate-commit.js'
 import { applyOverride, OVERRIDE_HEADER, overrideVerifier, readOverride, type OverrideGrant } from '../../src/gate/override.js'
-import { isJsonObject } from '../../src/gate/parse-commit-body.js'
+
 import { parseTableMetadata } from '../../src/iceberg/parse.js'
 import type { TableMetadata } from '../../src/iceberg/types.js'
 import { countBaseLoads } from '../../src/metrics/gate-metrics.js'
@@ -18,12 +18,14 @@ import { ref } from '../../src/schemas/ref.js'
 import {
   evaluationToWire, transactionToWire, ValidateRequestSchema, ValidateResponseSchema, type TableValidation, type ValidateResponse
 } from '../../src/schemas/validate.js'
-import { metadataOrThrow, tableLabel } from './admin-context.js'
+import { metadataOrThrow } from './admin-context.js'
 import { BAD_INPUT, TABLE_READ_ERRORS } from './common-schemas.js'
 import type { AdminScope } from './admin-context.js'
+import { isObject } from '../../src/iceberg/json-values.js'
+import { tableName } from '../../src/iceberg/rest-path.js'
 
 function identifier (v: unknown, at: string): { namespace: string[], name: string } {
-  if (!isJsonObject(v) || !Array.isArray(v.namespace) || v.namespace.length === 0 ||
+  if (!isObject(v) || !Array.isArray(v.namespace) || v.namespace.length === 0 ||
       !v.namespace.every(p => typeof p === 'string' && p !== '') || typeof v.name !== 'string' || v.name === '') {
     throw new GateError(ERRORS.BAD_REQUEST, `Invalid request: ${at} must be a table identifier {"namespace": [...], "name": "..."}`)
   }
@@ -32,7 +34,7 @@ function identifier (v: unknown, at: string): { namespace: string[], name: strin
 
 function hasAssertCreate (request: Record<string, unknown>): boolean {
   const reqs = request.requirements
-  return Array.isArray(reqs) && reqs.some(r => isJsonObject(r) && typeof r.type === 'string' && r.type.toLowerCase() === 'assert-create')
+  return Array.isArray(reqs) && reqs.some(r => isObject(r) && typeof r.type === 'string' && r.type.toLowerCase() === 'assert-create')
 }
 
 export default async function validateRoute (app: FastifyInstance, { scope }: { scope: AdminScope }): Promise<void> {
@@ -60,7 +62,7 @@ export default async function validateRoute (app: FastifyInstance, { scope }: { 
   function judge (table: TableRef, request: Record<string, unknown>, base: TableMetadata | undefined, grant: OverrideGrant | undefined): TableValidation {
     const resolved = options.policy.resolve(table)
     // As the gate: the token's rules become warnings for its own table only.
-    const settings = grant !== undefined && grant.table === tableLabel(table) ? applyOverride(resolved, grant) : resolved
+    const settings = grant !== undefined && grant.table === tableName(table) ? applyOverride(resolved, grant) : resolved
     const evaluation = evaluateCommit({ base, request, settings, target: 'table' })
     return { table: { namespace: [...table.namespace], name: table.name }, ...evaluationToWire(evaluation) }
   }
@@ -104,8 +106,8 @@ export default async function validateRoute (app: FastifyInstance, { scope }: { 
     } else {
       const fromBody = body.table === undefined ? undefined : identifier(body.table, 'table')
       const fromRequest = commit.identifier === undefined ? undefined : identifier(commit.identifier, 'request.identifier')
-      if (fromBody !== undefined && fromRequest !== undefined && tableLabel(fromBody) !== tableLabel(fromRequest)) {
-        throw new GateError(ERRORS.BAD_REQUEST, `Invalid request: table names ${tableLabel(fromBody)} but request.identifier names ${tableLabel(fromRequest)}`)
+      if (fromBody !== undefined && fromRequest !== undefined && tableName(fromBody) !== tableName(fromRequest)) {
+        throw new GateError(ERRORS.BAD_REQUEST, `Invalid request: table names ${tableName(fromBody)} but request.identifier names ${tableName(fromRequest)}`)
       }
       const ident = fromBody ?? fromRequest
       if (ident === undefined) {

@@ -6,7 +6,7 @@ import type { RequirementConflict } from '../iceberg/requirements.js'
 import { TABLE_FROZEN } from '../rules/index.js'
 import type { Finding, JudgedVerdict, RuleSettings } from '../rules/rule.js'
 
-export interface DecideInput {
+interface DecideInput {
   readonly conflicts: readonly RequirementConflict[]
   readonly findings: readonly Finding[]
   readonly mode: RuleSettings['mode']
@@ -14,7 +14,7 @@ export interface DecideInput {
   readonly schemaTouched: boolean
 }
 
-export interface Decision {
+interface DecideResult {
   readonly verdict: JudgedVerdict
   /** The input findings, plus TABLE_FROZEN when a frozen table's schema was touched. */
   readonly findings: Finding[]
@@ -25,7 +25,7 @@ export interface Decision {
  * freeze: a schema, spec or sort-order change is denied outright; data commits are judged as in
  * enforce mode (a malformed one is still refused).
  */
-export function decide (input: DecideInput): Decision {
+export function decide (input: DecideInput): DecideResult {
   const findings = [...input.findings]
   if (input.conflicts.length > 0) return { verdict: 'conflict', findings }
   if (input.mode === 'freeze' && input.schemaTouched) {

@@ -11,7 +11,7 @@ import type { Finding } from '../rules/rule.js'
 import { findingLine } from './decide.js'
 
 /** Seconds a client should wait before retrying a commit the gate could not judge. */
-export const RETRY_AFTER_SECONDS = 1
+const RETRY_AFTER_SECONDS = 1
 
 export interface GateAnswer {
   readonly statusCode: number

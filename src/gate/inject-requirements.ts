@@ -26,12 +26,9 @@ import type { Change } from '../diff/schema-change.js'
 import type { CommitFlow } from '../rules/rule.js'
 import type { TableMetadata } from '../iceberg/types.js'
 import { isObject } from '../iceberg/json-values.js'
-import type { AssertionsMode } from './gate-types.js'
 
-export const ASSERT_CURRENT_SCHEMA_ID = 'assert-current-schema-id'
-export const ASSERT_LAST_ASSIGNED_FIELD_ID = 'assert-last-assigned-field-id'
-
-export type { AssertionsMode }
+const ASSERT_CURRENT_SCHEMA_ID = 'assert-current-schema-id'
+const ASSERT_LAST_ASSIGNED_FIELD_ID = 'assert-last-assigned-field-id'
 
 /** A requirement the commit lacks, with the value the gate validated. */
 export interface MissingRequirement {

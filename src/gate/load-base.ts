@@ -13,7 +13,7 @@ import { parseTableMetadata } from '../iceberg/parse.js'
 import type { TableMetadata } from '../iceberg/types.js'
 import { baseCacheKey, type BaseCache } from './base-cache.js'
 import type { BaseLoad, TableRef, UpstreamAnswer } from './gate-types.js'
-import { isJsonObject } from './parse-commit-body.js'
+import { isObject as isJsonObject } from '../iceberg/json-values.js'
 import { readBaseText } from './read-base.js'
 import type { SchemaTexts } from './schema-texts.js'
 

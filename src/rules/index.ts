@@ -29,7 +29,7 @@ export interface RuleInfo {
 }
 
 /** Documentation link of a rule id. */
-export function ruleDoc (id: string): string {
+function ruleDoc (id: string): string {
   return `docs/rules.md#${id.toLowerCase()}`
 }
 

@@ -10,6 +10,7 @@ import { changeToWire, SchemaChangeSchema } from './change.js'
 import { FindingSchema, findingToWire } from './finding.js'
 import { CommitTableRequestSchema, CommitTransactionRequestSchema, TableIdentifierSchema, TableMetadataJsonSchema } from './iceberg-rest.js'
 import { ref } from './ref.js'
+import { tableName } from '../iceberg/rest-path.js'
 
 export const VerdictSchema = Type.Union([Type.Literal('allow'), Type.Literal('warn'), Type.Literal('deny'), Type.Literal('conflict')], {
   $id: 'Verdict',
@@ -106,7 +107,7 @@ const RANK: Readonly<Record<Verdict, number>> = { allow: 0, warn: 1, conflict: 2
  */
 export function transactionToWire (tables: readonly TableValidation[]): ValidateResponse {
   const worst = tables.reduce<Verdict>((w, t) => RANK[t.verdict] > RANK[w] ? t.verdict : w, 'allow')
-  const name = (t: TableValidation): string => [...t.table.namespace, t.table.name].join('.')
+  const name = (t: TableValidation): string => tableName(t.table)
   const findings = tables.flatMap(t => t.findings.map(f => ({ ...f, message: `${name(t)}: ${f.message}` })))
   return {
     verdict: worst,
