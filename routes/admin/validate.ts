@@ -8,7 +8,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ERRORS, GateError } from '../../src/errors.js'
 import type { TableRef } from '../../src/gate/commit-gate.js'
 import { evaluateCommit } from '../../src/gate/evaluate-commit.js'
-import { applyOverride, OVERRIDE_HEADER, overrideVerifier, readOverride, type OverrideGrant } from '../../src/gate/override.js'
+import { expectsNoTable, settingsFor } from '../../src/gate/judge-write.js'
+import { OVERRIDE_HEADER, overrideVerifier, readOverride, type OverrideGrant } from '../../src/gate/override.js'
 
 import { parseTableMetadata } from '../../src/iceberg/parse.js'
 import type { TableMetadata } from '../../src/iceberg/types.js'
@@ -32,11 +33,6 @@ function identifier (v: unknown, at: string): { namespace: string[], name: strin
   return { namespace: v.namespace as string[], name: v.name }
 }
 
-function hasAssertCreate (request: Record<string, unknown>): boolean {
-  const reqs = request.requirements
-  return Array.isArray(reqs) && reqs.some(r => isObject(r) && typeof r.type === 'string' && r.type.toLowerCase() === 'assert-create')
-}
-
 export default async function validateRoute (app: FastifyInstance, { scope }: { scope: AdminScope }): Promise<void> {
   const { options, tables } = scope
   const load = countBaseLoads(tables.load, options.metrics)
@@ -53,16 +49,15 @@ export default async function validateRoute (app: FastifyInstance, { scope }: { 
     }
     const loaded = await load(table, headers)
     // The commit that completes a staged create: the table does not exist yet, as at the gate.
-    if (loaded.status === 404 && hasAssertCreate(request)) return undefined
+    if (loaded.status === 404 && expectsNoTable(request)) return undefined
     return metadataOrThrow(table, loaded)
   }
 
   const verify = options.overrideSecret === undefined || options.overrideSecret === '' ? undefined : overrideVerifier(options.overrideSecret)
 
   function judge (table: TableRef, request: Record<string, unknown>, base: TableMetadata | undefined, grant: OverrideGrant | undefined): TableValidation {
-    const resolved = options.policy.resolve(table)
     // As the gate: the token's rules become warnings for its own table only.
-    const settings = grant !== undefined && grant.table === tableName(table) ? applyOverride(resolved, grant) : resolved
+    const { settings } = settingsFor(t => options.policy.resolve(t), table, grant)
     const evaluation = evaluateCommit({ base, request, settings, target: 'table' })
     return { table: { namespace: [...table.namespace], name: table.name }, ...evaluationToWire(evaluation) }
   }

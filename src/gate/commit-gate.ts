@@ -338,7 +338,7 @@ async function loadBases (
     } else if (load.status === 200) {
       // The upstream answered but its metadata cannot be judged: fail closed, nothing forwarded.
       return { outcome: { type: 'answer', answer: unavailable(deps, name, `the upstream's table metadata could not be read (${load.problem ?? 'unreadable'})`) }, verdict: 'error' }
-    } else if (load.status === 404 && expectsNoTable(r.entry)) {
+    } else if (load.status === 404 && expectsNoTable(r.entry.request)) {
       // The commit that completes a staged create: the table does not exist yet; judge from empty.
       bases.push(undefined)
     } else if (load.status >= 500) {

@@ -286,9 +286,9 @@ export function decideRegister (write: Write, registration: RegistrationCheck | 
   }
 }
 
-/** Whether a base that does not exist (404) is what the change expects: the commit that completes a staged create. */
-export function expectsNoTable (entry: WriteEntry): boolean {
-  const reqs = entry.request.requirements
+/** Whether a base that does not exist (404) is what a change request expects: the commit that completes a staged create. */
+export function expectsNoTable (request: JsonBody): boolean {
+  const reqs = request.requirements
   return Array.isArray(reqs) && reqs.some(r => isObject(r) && typeof r.type === 'string' && r.type.toLowerCase() === 'assert-create')
 }
 
