@@ -26,7 +26,7 @@ import { schemaCompatibilityProblems } from './schema-compatibility.js'
 import { findSameSchema } from './schema-fingerprint.js'
 import { parseViewVersion } from './view-metadata.js'
 import type {
-  ApplyIssue, IcebergType, ParseIssue, PartitionField, PartitionSpec, Schema, SortField, SortOrder, TableData, TableMetadata,
+  ApplyIssue, IcebergType, PartitionField, PartitionSpec, Schema, SortField, SortOrder, TableData, TableMetadata,
   WholeTableMetadata, WireObject
 } from './types.js'
 
