@@ -15,7 +15,8 @@ import { routeOf } from '../src/http/request-state.js'
 import { metrics as processMetrics, type IceguardMetrics } from '../src/metrics/iceguard-metrics.js'
 import { PROMETHEUS_CONTENT_TYPE, type BoundCounter } from '../src/metrics/registry.js'
 import { observeUpstreamLatency } from '../src/metrics/upstream-latency.js'
-import { errorBody, IcebergErrorResponseSchema } from '../src/schemas/error-model.js'
+import { ERRORS, GateError } from '../src/errors.js'
+import { IcebergErrorResponseSchema } from '../src/schemas/error-model.js'
 import { HealthSchema, ReadinessSchema } from '../src/schemas/ops.js'
 import { addSharedSchemas } from '../src/schemas/index.js'
 import { ref } from '../src/schemas/ref.js'
@@ -113,8 +114,8 @@ async function ops (app: FastifyInstance, opts: OpsOptions): Promise<void> {
       clearTimeout(timer)
     }
     request.log.warn({ upstream: detail }, 'not ready')
-    return reply.code(503).header('retry-after', '5').send(errorBody(503, 'ServiceUnavailableException',
-      `Not ready: the upstream catalog did not answer GET /v1/config (${detail})`))
+    return reply.code(503).header('retry-after', '5').send(new GateError(ERRORS.UPSTREAM_UNAVAILABLE,
+      `Not ready: the upstream catalog did not answer GET /v1/config (${detail})`).toResponse())
   })
 
   app.get('/metrics', {

@@ -10,75 +10,83 @@
  * with `code` equal to the HTTP status (Java keys on the body's code, not the status line).
  */
 
+import type { ErrorModel, IcebergErrorResponse } from './schemas/error-model.js'
+
+export type { ErrorModel, IcebergErrorResponse }
+
 export interface ErrorDef {
+  /** Stable forever: clients, dashboards and docs/errors.md key on it. */
   readonly code: string
   readonly status: number
+  /** The Iceberg exception type the body names (`ErrorModel.type`). */
   readonly type: string
+  /** When iceguard answers with it; docs/errors.md carries the same line. */
+  readonly when: string
 }
 
-function def (code: string, status: number, type: string): ErrorDef {
-  return Object.freeze({ code: `GATE_ERR_${code}`, status, type })
+function def (code: string, status: number, type: string, when: string): ErrorDef {
+  return Object.freeze({ code: `GATE_ERR_${code}`, status, type, when })
 }
 
+/**
+ * Every error iceguard produces, on the Iceberg routes, the admin API, the embedded catalog and
+ * the CLI. docs/errors.md lists the same entries; test/contract/error-catalogue.test.ts keeps
+ * the two in step.
+ */
 export const ERRORS = Object.freeze({
-  /** Malformed request: unreadable body, bad parameter. */
-  BAD_REQUEST: def('BAD_REQUEST', 400, 'BadRequestException'),
-  /** The body is not valid JSON. */
-  MALFORMED_JSON: def('MALFORMED_JSON', 400, 'BadRequestException'),
-  /** The request is well formed but breaks a rule (spec or policy). */
-  VALIDATION: def('VALIDATION', 400, 'ValidationException'),
-  /** Missing or wrong credentials (admin API). */
-  NOT_AUTHORIZED: def('NOT_AUTHORIZED', 401, 'NotAuthorizedException'),
-  FORBIDDEN: def('FORBIDDEN', 403, 'ForbiddenException'),
-  NOT_FOUND: def('NOT_FOUND', 404, 'NotFoundException'),
-  /** Embedded catalog: the namespace, table or view named does not exist. */
-  NO_SUCH_NAMESPACE: def('NO_SUCH_NAMESPACE', 404, 'NoSuchNamespaceException'),
-  NO_SUCH_TABLE: def('NO_SUCH_TABLE', 404, 'NoSuchTableException'),
-  NO_SUCH_VIEW: def('NO_SUCH_VIEW', 404, 'NoSuchViewException'),
-  METHOD_NOT_ALLOWED: def('METHOD_NOT_ALLOWED', 405, 'MethodNotAllowedException'),
-  /** Embedded catalog: an endpoint it does not offer (scan planning, remote signing). */
-  UNSUPPORTED_OPERATION: def('UNSUPPORTED_OPERATION', 406, 'UnsupportedOperationException'),
-  /**
-   * The commit's base is stale: a requirement failed (the gate's view of the table, or the embedded
-   * catalog's table), or a snapshot is behind the table. The client retries on fresh metadata.
-   */
-  COMMIT_CONFLICT: def('COMMIT_CONFLICT', 409, 'CommitFailedException'),
-  /** Embedded catalog: a namespace, table or view of that name exists already. */
-  ALREADY_EXISTS: def('ALREADY_EXISTS', 409, 'AlreadyExistsException'),
-  /** Embedded catalog: a namespace to drop still holds tables, views or namespaces. */
-  NAMESPACE_NOT_EMPTY: def('NAMESPACE_NOT_EMPTY', 409, 'NamespaceNotEmptyException'),
-  BODY_TOO_LARGE: def('BODY_TOO_LARGE', 413, 'BadRequestException'),
-  UNSUPPORTED_MEDIA_TYPE: def('UNSUPPORTED_MEDIA_TYPE', 415, 'BadRequestException'),
-  /** Embedded catalog: a namespace properties update that sets and removes the same key. */
-  UNPROCESSABLE: def('UNPROCESSABLE', 422, 'UnprocessableEntityException'),
-  /** A fault inside iceguard, before anything was forwarded. */
-  INTERNAL: def('INTERNAL', 500, 'ServiceFailureException'),
-  /** The upstream sent an invalid or incomplete answer to a read (nothing changed by us). */
-  UPSTREAM_BAD_RESPONSE: def('UPSTREAM_BAD_RESPONSE', 502, 'BadGatewayException'),
-  /** As above, after a write was forwarded: it may or may not have been applied. */
-  UPSTREAM_BAD_RESPONSE_COMMIT: def('UPSTREAM_BAD_RESPONSE_COMMIT', 502, 'CommitStateUnknownException'),
-  /** Nothing was forwarded: the upstream could not be reached. Safe to retry (`Retry-After`). */
-  UPSTREAM_UNAVAILABLE: def('UPSTREAM_UNAVAILABLE', 503, 'ServiceUnavailableException'),
-  /** Nothing was forwarded: this instance is shutting down. Safe to retry on a new connection. */
-  SHUTTING_DOWN: def('SHUTTING_DOWN', 503, 'ServiceUnavailableException'),
-  /** The upstream did not answer a read in time. */
-  UPSTREAM_TIMEOUT: def('UPSTREAM_TIMEOUT', 504, 'GatewayTimeoutException'),
-  /** The upstream did not answer a forwarded write in time: its outcome is unknown. */
-  UPSTREAM_TIMEOUT_COMMIT: def('UPSTREAM_TIMEOUT_COMMIT', 504, 'CommitStateUnknownException')
+  BAD_REQUEST: def('BAD_REQUEST', 400, 'BadRequestException',
+    'The request cannot be read or names something wrongly: an unreadable body, a bad parameter, a write whose tables do not match its path, an override token that does not verify.'),
+  MALFORMED_JSON: def('MALFORMED_JSON', 400, 'BadRequestException',
+    'The body is not valid JSON.'),
+  VALIDATION: def('VALIDATION', 400, 'ValidationException',
+    'The request is well formed but breaks a rule of the Iceberg spec or the policy; the message names every rule id.'),
+  USAGE: def('USAGE', 400, 'BadRequestException',
+    'CLI only: an unknown command or flag, an unreadable input file (exit code 3).'),
+  NOT_AUTHORIZED: def('NOT_AUTHORIZED', 401, 'NotAuthorizedException',
+    'Missing or wrong credentials.'),
+  FORBIDDEN: def('FORBIDDEN', 403, 'ForbiddenException',
+    'The caller may not do this here: an admin call without the admin token, registering a table where the policy does not allow it.'),
+  NOT_FOUND: def('NOT_FOUND', 404, 'NotFoundException',
+    'No route for this path.'),
+  NO_SUCH_NAMESPACE: def('NO_SUCH_NAMESPACE', 404, 'NoSuchNamespaceException',
+    'Embedded catalog: the namespace named does not exist.'),
+  NO_SUCH_TABLE: def('NO_SUCH_TABLE', 404, 'NoSuchTableException',
+    'The table named does not exist.'),
+  NO_SUCH_VIEW: def('NO_SUCH_VIEW', 404, 'NoSuchViewException',
+    'Embedded catalog: the view named does not exist.'),
+  METHOD_NOT_ALLOWED: def('METHOD_NOT_ALLOWED', 405, 'MethodNotAllowedException',
+    'The path exists but not with this method (the `Allow` header lists the methods).'),
+  UNSUPPORTED_OPERATION: def('UNSUPPORTED_OPERATION', 406, 'UnsupportedOperationException',
+    'Embedded catalog: an endpoint it does not offer (scan planning, remote signing).'),
+  COMMIT_CONFLICT: def('COMMIT_CONFLICT', 409, 'CommitFailedException',
+    'The commit\'s base is stale: a requirement does not hold against the table as it is now. The client retries on fresh metadata.'),
+  ALREADY_EXISTS: def('ALREADY_EXISTS', 409, 'AlreadyExistsException',
+    'Embedded catalog: a namespace, table or view of that name exists already.'),
+  NAMESPACE_NOT_EMPTY: def('NAMESPACE_NOT_EMPTY', 409, 'NamespaceNotEmptyException',
+    'Embedded catalog: a namespace to drop still holds tables, views or namespaces.'),
+  BODY_TOO_LARGE: def('BODY_TOO_LARGE', 413, 'BadRequestException',
+    'The body is larger than the configured limit; nothing was forwarded.'),
+  UNSUPPORTED_MEDIA_TYPE: def('UNSUPPORTED_MEDIA_TYPE', 415, 'BadRequestException',
+    'A body the gate must read arrived with a Content-Type or Content-Encoding it cannot read; nothing was forwarded.'),
+  UNPROCESSABLE: def('UNPROCESSABLE', 422, 'UnprocessableEntityException',
+    'Embedded catalog: a namespace properties update that sets and removes the same key.'),
+  INTERNAL: def('INTERNAL', 500, 'ServiceFailureException',
+    'A fault inside iceguard on a request that forwards nothing (admin API); the log has the details.'),
+  UPSTREAM_BAD_RESPONSE: def('UPSTREAM_BAD_RESPONSE', 502, 'BadGatewayException',
+    'The upstream sent an invalid or incomplete answer to a read; nothing was changed by iceguard.'),
+  UPSTREAM_BAD_RESPONSE_COMMIT: def('UPSTREAM_BAD_RESPONSE_COMMIT', 502, 'CommitStateUnknownException',
+    'A forwarded write\'s answer was lost or invalid, or iceguard failed after forwarding it: it may or may not have been applied; reload the table.'),
+  UPSTREAM_UNAVAILABLE: def('UPSTREAM_UNAVAILABLE', 503, 'ServiceUnavailableException',
+    'Nothing was forwarded: the upstream could not be reached or consulted (base metadata unavailable). Safe to retry after `Retry-After`.'),
+  SHUTTING_DOWN: def('SHUTTING_DOWN', 503, 'ServiceUnavailableException',
+    'Nothing was forwarded: this instance is shutting down. Safe to retry on a new connection.'),
+  UPSTREAM_TIMEOUT: def('UPSTREAM_TIMEOUT', 504, 'GatewayTimeoutException',
+    'The upstream did not answer a read in time.'),
+  UPSTREAM_TIMEOUT_COMMIT: def('UPSTREAM_TIMEOUT_COMMIT', 504, 'CommitStateUnknownException',
+    'The upstream did not answer a forwarded write in time: its outcome is unknown; reload the table.')
 })
 
 export type ErrorName = keyof typeof ERRORS
-
-export interface ErrorModel {
-  message: string
-  type: string
-  code: number
-  stack?: string[]
-}
-
-export interface IcebergErrorResponse {
-  error: ErrorModel
-}
 
 export interface GateErrorOptions {
   /** Per-violation lines; pyiceberg drops them, so `message` must stand alone. */

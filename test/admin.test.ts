@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import t, { type Test } from 'tap'
-import { findingLine } from '../src/gate/gate-answers.js'
+import { findingLine } from '../src/gate/decide.js'
 import { startCatalog, startProxy, startRecordingUpstream, jsonResponder, type ProxyOptions } from './helpers/index.js'
 
 const SCHEMA = {

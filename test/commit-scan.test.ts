@@ -1,5 +1,5 @@
 /**
- * The fast lane's commit scanner (src/http/commit-scan.ts) decides, from the raw bytes, that a
+ * The fast lane's commit scanner (src/gate/commit-scan.ts) decides, from the raw bytes, that a
  * commit holds data actions alone and may skip the gate. It is a one-pass JSON validator; these
  * tests hold it to the scan it replaced (an action scan, then `isUtf8` + `JSON.parse`,
  * test/helpers/commit-scan-reference.ts): the same answer on every body, hand-written and
@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
-import { DATA_ACTIONS, needsGate } from '../src/http/commit-scan.js'
+import { DATA_ACTIONS, needsGate } from '../src/gate/commit-scan.js'
 import { needsGateByParse, onlyDataActions } from './helpers/commit-scan-reference.js'
 
 const SCHEMA_ACTIONS = ['add-schema', 'set-current-schema', 'add-spec', 'set-default-spec', 'add-sort-order',

@@ -6,7 +6,7 @@
 import fc from 'fast-check'
 import t from 'tap'
 import { Pool, request } from 'undici'
-import { DATA_ACTIONS, needsGate } from '../src/http/commit-scan.js'
+import { DATA_ACTIONS, needsGate } from '../src/gate/commit-scan.js'
 import { parseCommitBody } from '../src/gate/parse-commit-body.js'
 import { evaluateCommit, evaluateCreate } from '../src/gate/evaluate-commit.js'
 import { parseTableMetadata } from '../src/iceberg/parse.js'

@@ -2,7 +2,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import { ConfigError, DEFAULTS, loadConfig, parseBytes, withUpstreamUrl } from '../src/config.js'
 import { ERRORS, GateError, renderError, upstreamError } from '../src/errors.js'
-import { DATA_ACTIONS, hasContentCoding, needsGate } from '../src/http/commit-scan.js'
+import { DATA_ACTIONS, hasContentCoding, needsGate } from '../src/gate/commit-scan.js'
 import { rewriteCatalogConfig } from '../src/http/catalog-config.js'
 import { forwardRequestHeaders, headersToObject, relayResponseHeaders } from '../src/upstream/headers.js'
 

@@ -23,7 +23,7 @@ import { Client } from 'undici'
 import { memoryAuditSink } from '../src/audit/audit-log.js'
 import { gateCommit, type GatedKind, type GateOutcome } from '../src/gate/commit-gate.js'
 import { readLoadAnswer } from '../src/gate/load-base.js'
-import { needsGate } from '../src/http/commit-scan.js'
+import { needsGate } from '../src/gate/commit-scan.js'
 import { SPEC_ONLY_SETTINGS } from '../src/rules/settings.js'
 import { startCatalog, startProxy } from './helpers/index.js'
 

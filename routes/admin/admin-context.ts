@@ -4,21 +4,23 @@
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import type { AdminAuth } from '../../src/auth/admin-auth.js'
-import { ERRORS, GateError } from '../../src/errors.js'
+import { ERRORS, errorBody, GateError, type ErrorDef } from '../../src/errors.js'
 import { baseLoadHeaders, type BaseLoad, type TableRef } from '../../src/gate/commit-gate.js'
 import { upstreamTableLoader } from '../../src/gate/load-base.js'
-import { parseUpstreamBody, isJsonObject } from '../../src/gate/parse-commit-body.js'
+import { parseUpstreamBody } from '../../src/gate/parse-commit-body.js'
 import type { TableMetadata } from '../../src/iceberg/types.js'
 import type { IceguardMetrics } from '../../src/metrics/iceguard-metrics.js'
 import type { Policy } from '../../src/policy/policy.js'
 import type { ReloadResult } from '../../src/policy/policy-store.js'
-import type { EffectivePolicy, TableIdent } from '../../src/policy/resolve-policy.js'
+import type { EffectivePolicy } from '../../src/policy/resolve-policy.js'
 import type { UpstreamClient } from '../../src/upstream/client.js'
+import { isObject } from '../../src/iceberg/json-values.js'
+import { tableName } from '../../src/iceberg/rest-path.js'
 
 /** The policy as the admin API sees it: the policy store's reading and reloading surface. */
 export interface AdminPolicy {
   readonly policy: Policy
-  resolve (ident: TableIdent): EffectivePolicy
+  resolve (ident: TableRef): EffectivePolicy
   reload (): ReloadResult
 }
 
@@ -47,10 +49,6 @@ export class RelayedAnswer extends Error {
     super(`upstream answered ${statusCode}`)
     this.name = 'RelayedAnswer'
   }
-}
-
-export function tableLabel (t: { readonly namespace: readonly string[], readonly name: string }): string {
-  return [...t.namespace, t.name].join('.')
 }
 
 /**
@@ -84,6 +82,12 @@ export function createTableReader (client: UpstreamClient, readBase?: BaseLoader
 
 export type TableReader = ReturnType<typeof createTableReader>
 
+/** What every admin route file is registered with: the options and the shared table reader. */
+export interface AdminScope {
+  readonly options: AdminRoutesOptions
+  readonly tables: TableReader
+}
+
 function uncachedReader (client: UpstreamClient): BaseLoader {
   const load = upstreamTableLoader((path, headers) => client.request({ method: 'GET', path, headers }))
   return async (table, headers) => await load(table, baseLoadHeaders(headers))
@@ -92,21 +96,33 @@ function uncachedReader (client: UpstreamClient): BaseLoader {
 export function metadataOrThrow (table: TableRef, loaded: BaseLoad): TableMetadata {
   if (loaded.status === 200 && loaded.metadata !== undefined) return loaded.metadata
   if (loaded.status === 200) {
-    throw new GateError(ERRORS.UPSTREAM_BAD_RESPONSE, `Cannot read table ${tableLabel(table)}: the upstream's metadata is unreadable (${loaded.problem ?? 'unknown problem'})`)
+    throw new GateError(ERRORS.UPSTREAM_BAD_RESPONSE, `Cannot read table ${tableName(table)}: the upstream's metadata is unreadable (${loaded.problem ?? 'unknown problem'})`)
   }
   if (loaded.status >= 500) {
-    throw new GateError(ERRORS.UPSTREAM_BAD_RESPONSE, `Cannot read table ${tableLabel(table)}: the upstream catalog answered ${loaded.status}`)
+    throw new GateError(ERRORS.UPSTREAM_BAD_RESPONSE, `Cannot read table ${tableName(table)}: the upstream catalog answered ${loaded.status}`)
   }
   const body = loaded.rawStatusBody ?? Buffer.alloc(0)
   // Relay the upstream's Iceberg error as it came; wrap anything that is not one.
   const parsed = parseUpstreamBody(body)
-  if (parsed.ok && isJsonObject(parsed.value) && isJsonObject(parsed.value.error)) {
+  if (parsed.ok && isObject(parsed.value) && isObject(parsed.value.error)) {
     throw new RelayedAnswer(loaded.status, loaded.headers ?? {}, body)
   }
-  const type = loaded.status === 404 ? 'NoSuchTableException' : loaded.status === 401 ? 'NotAuthorizedException' : loaded.status === 403 ? 'ForbiddenException' : 'BadRequestException'
-  const message = loaded.status === 404 ? `Table does not exist: ${tableLabel(table)}` : `Cannot read table ${tableLabel(table)}: the upstream catalog answered ${loaded.status}`
-  const json = JSON.stringify({ error: { message, type, code: loaded.status } })
+  const message = loaded.status === 404 ? `Table does not exist: ${tableName(table)}` : `Cannot read table ${tableName(table)}: the upstream catalog answered ${loaded.status}`
+  const known = RELAYED_STATUS.get(loaded.status)
+  if (known !== undefined) throw new GateError(known, message, { headers: stringHeaders(pick(loaded.headers, 'www-authenticate')) })
+  // Another refusal without an Iceberg body: the upstream's status stays (the client's next step
+  // depends on it), in an Iceberg body of the catalogue's generic type.
+  const json = JSON.stringify(errorBody(loaded.status, ERRORS.BAD_REQUEST.type, message))
   throw new RelayedAnswer(loaded.status, { 'content-type': 'application/json', ...pick(loaded.headers, 'www-authenticate') }, Buffer.from(json))
+}
+
+/** Upstream refusals of a table read that the catalogue names: the same status, the catalogue's type. */
+const RELAYED_STATUS: ReadonlyMap<number, ErrorDef> = new Map([
+  [401, ERRORS.NOT_AUTHORIZED], [403, ERRORS.FORBIDDEN], [404, ERRORS.NO_SUCH_TABLE]
+])
+
+function stringHeaders (headers: Record<string, string | string[]>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v]))
 }
 
 function pick (headers: BaseLoad['headers'], name: string): Record<string, string | string[]> {

@@ -2,12 +2,13 @@
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ERRORS, GateError } from '../../src/errors.js'
-import { checkContract } from '../../src/policy/contract.js'
+import { checkContract } from '../../src/contract/contract.js'
 import { ContractReportSchema, contractReport } from '../../src/schemas/contract-report.js'
 import { ref } from '../../src/schemas/ref.js'
-import { namespaceFromPath, tableLabel } from './admin-context.js'
+import { namespaceFromPath } from './admin-context.js'
 import { PrefixQuery, TABLE_READ_ERRORS, TablePathParams } from './common-schemas.js'
-import type { AdminScope } from './index.js'
+import type { AdminScope } from './admin-context.js'
+import { tableName } from '../../src/iceberg/rest-path.js'
 
 export default async function contractRoute (app: FastifyInstance, { scope }: { scope: AdminScope }): Promise<void> {
   app.withTypeProvider<TypeBoxTypeProvider>().get('/namespaces/:namespace/tables/:table/contract', {
@@ -27,11 +28,11 @@ export default async function contractRoute (app: FastifyInstance, { scope }: { 
     const metadata = await scope.tables.metadata(table, request.headers)
     const contract = scope.options.policy.resolve(table).contract
     if (contract === undefined) {
-      throw new GateError(ERRORS.NOT_FOUND, `No contract applies to table ${tableLabel(table)}: the policy assigns none (see GET /admin/v1/policy/effective?table=${tableLabel(table)})`)
+      throw new GateError(ERRORS.NOT_FOUND, `No contract applies to table ${tableName(table)}: the policy assigns none (see GET /admin/v1/policy/effective?table=${tableName(table)})`)
     }
     const current = metadata.schemas.find(s => s.schemaId === metadata.currentSchemaId)
     if (current === undefined) {
-      throw new GateError(ERRORS.UPSTREAM_BAD_RESPONSE, `Cannot check the contract of ${tableLabel(table)}: its metadata has no current schema ${metadata.currentSchemaId}`)
+      throw new GateError(ERRORS.UPSTREAM_BAD_RESPONSE, `Cannot check the contract of ${tableName(table)}: its metadata has no current schema ${metadata.currentSchemaId}`)
     }
     const violations = checkContract(contract, current, metadata.formatVersion)
     return contractReport({ namespace: table.namespace, name: table.name }, contract, metadata.currentSchemaId, violations)

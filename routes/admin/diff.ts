@@ -9,9 +9,10 @@ import type { Schema } from '../../src/iceberg/types.js'
 import { changeToWire } from '../../src/schemas/change.js'
 import { DiffRequestSchema, DiffResponseSchema, type DiffResponse } from '../../src/schemas/diff.js'
 import { ref } from '../../src/schemas/ref.js'
-import { tableLabel } from './admin-context.js'
+
 import { TABLE_READ_ERRORS } from './common-schemas.js'
-import type { AdminScope } from './index.js'
+import type { AdminScope } from './admin-context.js'
+import { tableName } from '../../src/iceberg/rest-path.js'
 
 function schemaFrom (json: unknown, at: string): Schema {
   const { schema, issues } = parseSchema(json, at)
@@ -51,7 +52,7 @@ export default async function diffRoute (app: FastifyInstance, { scope }: { scop
       const byId = (id: number): Schema => {
         const s = metadata.schemas.find(x => x.schemaId === id)
         if (s === undefined) {
-          throw new GateError(ERRORS.BAD_REQUEST, `Invalid request: table ${tableLabel(table)} has no schema ${id} (its schema ids: ${metadata.schemas.map(x => x.schemaId).join(', ')})`)
+          throw new GateError(ERRORS.BAD_REQUEST, `Invalid request: table ${tableName(table)} has no schema ${id} (its schema ids: ${metadata.schemas.map(x => x.schemaId).join(', ')})`)
         }
         return s
       }

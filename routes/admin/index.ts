@@ -12,7 +12,7 @@ import { metrics as processMetrics } from '../../src/metrics/iceguard-metrics.js
 import { sendGateError, toGateError } from '../../src/plugins/error-handler.js'
 import { addSharedSchemas } from '../../src/schemas/index.js'
 import { createAdminAuth } from '../../src/auth/admin-auth.js'
-import { createTableReader, RelayedAnswer, type AdminRoutesOptions } from './admin-context.js'
+import { createTableReader, RelayedAnswer, type AdminRoutesOptions, type AdminScope } from './admin-context.js'
 import { adminAuthHook } from './admin-auth-hook.js'
 import { parseAdminJson } from './json-body.js'
 import { validationMessage } from './validation-message.js'
@@ -25,12 +25,7 @@ import schemaChangesRoutes from './schema-changes.js'
 import schemaHistoryRoute from './schema-history.js'
 import validateRoute from './validate.js'
 
-export type { AdminRoutesOptions } from './admin-context.js'
-
-export interface AdminScope {
-  readonly options: AdminRoutesOptions
-  readonly tables: ReturnType<typeof createTableReader>
-}
+export type { AdminRoutesOptions, AdminScope } from './admin-context.js'
 
 export async function adminRoutes (app: FastifyInstance, options: AdminRoutesOptions): Promise<void> {
   addSharedSchemas(app)

@@ -8,7 +8,7 @@ import { EffectivePolicySchema, effectivePolicyToWire, PolicyReloadSchema } from
 import { IcebergErrorResponseSchema } from '../../src/schemas/error-model.js'
 import { ref } from '../../src/schemas/ref.js'
 import { BAD_INPUT } from './common-schemas.js'
-import type { AdminScope } from './index.js'
+import type { AdminScope } from './admin-context.js'
 
 const TableQuery = Type.Object({
   table: Type.String({ minLength: 3, description: 'Dotted table name: `namespace.table` (`a.b.table` for nested namespaces).', examples: ['db.orders'] })

@@ -22,7 +22,7 @@ import {
 import type { GateOutcome, TableRef } from '../../src/gate/commit-gate.js'
 import { evaluateCommit } from '../../src/gate/evaluate-commit.js'
 import { tablePath } from '../../src/gate/load-base.js'
-import { isJsonObject, parseUpstreamBody } from '../../src/gate/parse-commit-body.js'
+import { parseUpstreamBody } from '../../src/gate/parse-commit-body.js'
 import { parseTableMetadata } from '../../src/iceberg/parse.js'
 import { schemaToJson } from '../../src/iceberg/print.js'
 import type { Schema, TableMetadata } from '../../src/iceberg/types.js'
@@ -37,10 +37,12 @@ import {
   PlanQuerySchema, PlanRequestSchema, PlanResponseSchema, SchemaChangesQuerySchema, SchemaChangesRequestSchema,
   SchemaChangesResponseSchema, type PlanResponse, type SchemaChangesResponse
 } from '../../src/schemas/schema-changes.js'
-import { upstreamHeaders } from '../iceberg/forward-buffered.js'
-import { namespaceFromPath, tableLabel } from './admin-context.js'
+import { upstreamHeaders } from '../upstream-headers.js'
+import { namespaceFromPath } from './admin-context.js'
 import { TABLE_READ_ERRORS, TablePathParams } from './common-schemas.js'
-import type { AdminScope } from './index.js'
+import type { AdminScope } from './admin-context.js'
+import { isObject } from '../../src/iceberg/json-values.js'
+import { tableName } from '../../src/iceberg/rest-path.js'
 
 /** Commits sent at most: the first and two re-applications after a lost race (Java retries 4 times by default). */
 export const MAX_ATTEMPTS = 3
@@ -106,7 +108,7 @@ export default async function schemaChangesRoutes (app: FastifyInstance, { scope
       const status = outcome.type === 'answer' ? outcome.answer.statusCode : outcome.response.statusCode
       // 409: a concurrent commit changed the table after it was read (the gate's check or the catalog's).
       if (status === 409 && attempt < MAX_ATTEMPTS) {
-        request.log.info({ table: tableLabel(table), attempt }, 'schema change lost a race; re-applying to the new schema')
+        request.log.info({ table: tableName(table), attempt }, 'schema change lost a race; re-applying to the new schema')
         continue
       }
       if (outcome.type === 'answer') return { statusCode: status, headers: outcome.answer.headers, body: outcome.answer.body }
@@ -226,7 +228,7 @@ function invalid (problems: readonly string[]): GateError {
 function refused (table: TableRef, errors: readonly ChangeError[]): GateError {
   const first = errors[0] as ChangeError
   const more = errors.length > 1 ? ` (and ${errors.length - 1} more refused change${errors.length > 2 ? 's' : ''})` : ''
-  return new GateError(ERRORS.VALIDATION, `Cannot evolve ${tableLabel(table)}: ${first.message}${more}; nothing was committed`,
+  return new GateError(ERRORS.VALIDATION, `Cannot evolve ${tableName(table)}: ${first.message}${more}; nothing was committed`,
     { details: errors.map(e => e.message) })
 }
 
@@ -250,7 +252,7 @@ function noopOutcome (metadata: TableMetadata, schema: Schema, warnings: string[
 /** What the catalog answered to the commit: the new metadata location and current schema. Nothing else is read (the answer may carry credentials). */
 function committedState (raw: unknown): Partial<Outcome> {
   const parsed = Buffer.isBuffer(raw) ? parseUpstreamBody(raw) : undefined
-  if (parsed === undefined || !parsed.ok || !isJsonObject(parsed.value)) return {}
+  if (parsed === undefined || !parsed.ok || !isObject(parsed.value)) return {}
   const location = parsed.value['metadata-location']
   const out: Partial<Outcome> = typeof location === 'string' ? { 'metadata-location': location } : {}
   const { metadata } = parseTableMetadata(parsed.value.metadata)
@@ -269,7 +271,7 @@ function contractFrom (given: unknown, table: TableRef, scope: AdminScope): Cont
   if (given === undefined) {
     const assigned = scope.options.policy.resolve(table).contract
     if (assigned === undefined) {
-      throw new GateError(ERRORS.BAD_REQUEST, `Invalid request: send a contract; the policy assigns none to ${tableLabel(table)}`)
+      throw new GateError(ERRORS.BAD_REQUEST, `Invalid request: send a contract; the policy assigns none to ${tableName(table)}`)
     }
     return assigned
   }

@@ -5,7 +5,7 @@ import { ref } from '../../src/schemas/ref.js'
 import { buildSchemaHistory, SchemaHistorySchema } from '../../src/schemas/schema-history.js'
 import { namespaceFromPath } from './admin-context.js'
 import { PrefixQuery, TABLE_READ_ERRORS, TablePathParams } from './common-schemas.js'
-import type { AdminScope } from './index.js'
+import type { AdminScope } from './admin-context.js'
 
 export default async function schemaHistoryRoute (app: FastifyInstance, { scope }: { scope: AdminScope }): Promise<void> {
   app.withTypeProvider<TypeBoxTypeProvider>().get('/namespaces/:namespace/tables/:table/schemas', {

@@ -8,8 +8,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ERRORS, GateError } from '../../src/errors.js'
 import type { TableRef } from '../../src/gate/commit-gate.js'
 import { evaluateCommit } from '../../src/gate/evaluate-commit.js'
-import { applyOverride, OVERRIDE_HEADER, overrideVerifier, readOverride, type OverrideGrant } from '../../src/gate/override.js'
-import { isJsonObject } from '../../src/gate/parse-commit-body.js'
+import { expectsNoTable, settingsFor } from '../../src/gate/judge-write.js'
+import { OVERRIDE_HEADER, overrideVerifier, readOverride, type OverrideGrant } from '../../src/gate/override.js'
+
 import { parseTableMetadata } from '../../src/iceberg/parse.js'
 import type { TableMetadata } from '../../src/iceberg/types.js'
 import { countBaseLoads } from '../../src/metrics/gate-metrics.js'
@@ -18,21 +19,18 @@ import { ref } from '../../src/schemas/ref.js'
 import {
   evaluationToWire, transactionToWire, ValidateRequestSchema, ValidateResponseSchema, type TableValidation, type ValidateResponse
 } from '../../src/schemas/validate.js'
-import { metadataOrThrow, tableLabel } from './admin-context.js'
+import { metadataOrThrow } from './admin-context.js'
 import { BAD_INPUT, TABLE_READ_ERRORS } from './common-schemas.js'
-import type { AdminScope } from './index.js'
+import type { AdminScope } from './admin-context.js'
+import { isObject } from '../../src/iceberg/json-values.js'
+import { tableName } from '../../src/iceberg/rest-path.js'
 
 function identifier (v: unknown, at: string): { namespace: string[], name: string } {
-  if (!isJsonObject(v) || !Array.isArray(v.namespace) || v.namespace.length === 0 ||
+  if (!isObject(v) || !Array.isArray(v.namespace) || v.namespace.length === 0 ||
       !v.namespace.every(p => typeof p === 'string' && p !== '') || typeof v.name !== 'string' || v.name === '') {
     throw new GateError(ERRORS.BAD_REQUEST, `Invalid request: ${at} must be a table identifier {"namespace": [...], "name": "..."}`)
   }
   return { namespace: v.namespace as string[], name: v.name }
-}
-
-function hasAssertCreate (request: Record<string, unknown>): boolean {
-  const reqs = request.requirements
-  return Array.isArray(reqs) && reqs.some(r => isJsonObject(r) && typeof r.type === 'string' && r.type.toLowerCase() === 'assert-create')
 }
 
 export default async function validateRoute (app: FastifyInstance, { scope }: { scope: AdminScope }): Promise<void> {
@@ -51,16 +49,15 @@ export default async function validateRoute (app: FastifyInstance, { scope }: { 
     }
     const loaded = await load(table, headers)
     // The commit that completes a staged create: the table does not exist yet, as at the gate.
-    if (loaded.status === 404 && hasAssertCreate(request)) return undefined
+    if (loaded.status === 404 && expectsNoTable(request)) return undefined
     return metadataOrThrow(table, loaded)
   }
 
   const verify = options.overrideSecret === undefined || options.overrideSecret === '' ? undefined : overrideVerifier(options.overrideSecret)
 
   function judge (table: TableRef, request: Record<string, unknown>, base: TableMetadata | undefined, grant: OverrideGrant | undefined): TableValidation {
-    const resolved = options.policy.resolve(table)
     // As the gate: the token's rules become warnings for its own table only.
-    const settings = grant !== undefined && grant.table === tableLabel(table) ? applyOverride(resolved, grant) : resolved
+    const { settings } = settingsFor(t => options.policy.resolve(t), table, grant)
     const evaluation = evaluateCommit({ base, request, settings, target: 'table' })
     return { table: { namespace: [...table.namespace], name: table.name }, ...evaluationToWire(evaluation) }
   }
@@ -106,8 +103,8 @@ export default async function validateRoute (app: FastifyInstance, { scope }: { 
     } else {
       const fromBody = body.table === undefined ? undefined : identifier(body.table, 'table')
       const fromRequest = commit.identifier === undefined ? undefined : identifier(commit.identifier, 'request.identifier')
-      if (fromBody !== undefined && fromRequest !== undefined && tableLabel(fromBody) !== tableLabel(fromRequest)) {
-        throw new GateError(ERRORS.BAD_REQUEST, `Invalid request: table names ${tableLabel(fromBody)} but request.identifier names ${tableLabel(fromRequest)}`)
+      if (fromBody !== undefined && fromRequest !== undefined && tableName(fromBody) !== tableName(fromRequest)) {
+        throw new GateError(ERRORS.BAD_REQUEST, `Invalid request: table names ${tableName(fromBody)} but request.identifier names ${tableName(fromRequest)}`)
       }
       const ident = fromBody ?? fromRequest
       if (ident === undefined) {

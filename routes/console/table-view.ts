@@ -12,7 +12,8 @@ import type { Html } from '../../src/console/html.js'
 import type { OverrideInForce, OverrideSource } from '../../src/console/override-source.js'
 import { GateError } from '../../src/errors.js'
 import type { TableMetadata } from '../../src/iceberg/types.js'
-import { namespaceFromPath, RelayedAnswer, tableLabel, type AdminPolicy, type TableReader } from '../admin/admin-context.js'
+import { tableName } from '../../src/iceberg/rest-path.js'
+import { namespaceFromPath, RelayedAnswer, type AdminPolicy, type TableReader } from '../admin/admin-context.js'
 
 interface Sources {
   readonly tables: TableReader
@@ -31,7 +32,7 @@ export async function tableView (sources: Sources, namespaceSegment: string, nam
     return { ok: false, problem: (err as Error).message }
   }
   const table = { namespace, name }
-  const label = tableLabel(table)
+  const label = tableName(table)
   const metadata = await readMetadata(sources.tables, { ...table, prefix }, authorization)
   const resolved = sources.policy.resolve(table)
   const history: Shown<ReturnType<typeof buildSchemaHistory>> = metadata.ok ? { ok: true, value: buildSchemaHistory(table, metadata.value) } : metadata
@@ -69,7 +70,7 @@ async function readMetadata (tables: TableReader, table: { namespace: string[], 
         const parsed = JSON.parse(err.body.toString('utf8')) as { error?: { message?: unknown } }
         if (typeof parsed.error?.message === 'string') message += `: ${parsed.error.message}`
       } catch {}
-      return { ok: false, problem: `Cannot read table ${tableLabel(table)}: ${message}` }
+      return { ok: false, problem: `Cannot read table ${tableName(table)}: ${message}` }
     }
     if (err instanceof GateError) return { ok: false, problem: err.message }
     throw err

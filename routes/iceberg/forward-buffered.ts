@@ -5,8 +5,9 @@
  * CommitStateUnknownException once the write has left.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { TLSSocket } from 'node:tls'
-import { forwardRequestHeaders } from '../../src/upstream/index.js'
+import { upstreamHeaders } from '../upstream-headers.js'
+
+export { upstreamHeaders }
 
 export interface ForwardBufferedOptions {
   /** Path and query to send instead of the one received (base path is still prepended). */
@@ -15,22 +16,6 @@ export interface ForwardBufferedOptions {
   readonly headers?: Readonly<Record<string, string>>
   /** Whether failures after sending mean "commit state unknown" (default true). */
   readonly commit?: boolean
-}
-
-/** Request headers for the upstream: the client's, hop-by-hop dropped, X-Forwarded-* added. */
-export function upstreamHeaders (request: FastifyRequest, extra?: Readonly<Record<string, string>>): string[] {
-  const socket = request.raw.socket as Partial<TLSSocket> | null
-  const flat = forwardRequestHeaders(request.raw.rawHeaders ?? [], {
-    remoteAddress: socket?.remoteAddress,
-    encrypted: socket?.encrypted === true
-  }, true)
-  if (extra === undefined) return flat
-  const out: string[] = []
-  for (let i = 0; i < flat.length; i += 2) {
-    if (!((flat[i] as string) in extra)) out.push(flat[i] as string, flat[i + 1] as string)
-  }
-  for (const [name, value] of Object.entries(extra)) out.push(name, value)
-  return out
 }
 
 export async function forwardBuffered (request: FastifyRequest, reply: FastifyReply, body: Buffer,

@@ -8,7 +8,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ClassifiedRequest } from '../../src/http/classify.js'
-import { hasContentCoding, needsGate } from '../../src/http/commit-scan.js'
+import { hasContentCoding, needsGate } from '../../src/gate/commit-scan.js'
 import { forwardBuffered } from './forward-buffered.js'
 import { gateWrite } from './gated-write.js'
 

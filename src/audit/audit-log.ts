@@ -7,8 +7,7 @@
  * (see `principal.ts`).
  */
 
-/** What the gate decided. `refused` covers every answer the gate gave without forwarding. */
-export type AuditVerdict = 'allow' | 'warn' | 'deny' | 'conflict' | 'refused' | 'error'
+import type { Verdict } from '../rules/rule.js'
 
 export interface AuditRecord {
   readonly requestId: string
@@ -20,7 +19,7 @@ export interface AuditRecord {
   readonly tables: readonly string[]
   /** Commit flows as the engine saw them (update, revert, create, staged-create, replace, view). */
   readonly flows: readonly string[]
-  readonly verdict: AuditVerdict
+  readonly verdict: Verdict
   /** Ids of the rules that found something (errors and warnings). */
   readonly rules: readonly string[]
   /** Ids of the rules whose findings were let through as warnings. */

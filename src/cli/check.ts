@@ -13,9 +13,10 @@ import { evaluationToWire, type ValidateResponse } from '../schemas/validate.js'
 import type { CliIo } from './cli-io.js'
 import { EXIT, exitForVerdict, UsageError, type ExitCode } from './exit-codes.js'
 import { loadLiveTable } from './live-table.js'
-import { formatTableName, parseTableName, readJsonFile, readMetadataFile, type TableName } from './read-input.js'
+import { parseTableName, readJsonFile, readMetadataFile } from './read-input.js'
 import { FORMATS, isReportFormat, renderReport } from './report-formats.js'
 import { requestLines } from './request-lines.js'
+import { tableName, type TableRef } from '../iceberg/rest-path.js'
 
 export const CHECK_USAGE = `Usage: iceguard check --request commit.json (--metadata table.json | --url <url>) [--table ns.name]
                       [--policy policy.yaml] [--format ${FORMATS.join('|')}]
@@ -36,7 +37,7 @@ export const CHECK_USAGE = `Usage: iceguard check --request commit.json (--metad
 
 Exit: 0 allow or warn, 1 deny, 2 conflict, 3 usage or input error.`
 
-function identifierOf (request: Record<string, unknown>): TableName | undefined {
+function identifierOf (request: Record<string, unknown>): TableRef | undefined {
   const id = request.identifier
   if (typeof id !== 'object' || id === null) return undefined
   const { namespace, name } = id as { namespace?: unknown, name?: unknown }
@@ -48,18 +49,18 @@ function identifierOf (request: Record<string, unknown>): TableName | undefined 
  * The table the request is for. Policy scopes are namespace- and table-wide, so judging a change
  * against a guessed table would skip them: without --table or an identifier, check refuses.
  */
-function tableOf (request: Record<string, unknown>, isCreate: boolean, flag: string | undefined, file: string): TableName {
+function tableOf (request: Record<string, unknown>, isCreate: boolean, flag: string | undefined, file: string): TableRef {
   const identifier = identifierOf(request)
   if (flag === undefined) {
     if (identifier !== undefined) return identifier
     throw new UsageError(`Cannot check ${file}: the table is unknown; name it with --table namespace.table (policy scopes depend on it)`)
   }
   const table = parseTableName(flag)
-  if (identifier !== undefined && formatTableName(identifier) !== formatTableName(table)) {
-    throw new UsageError(`Cannot check ${file}: --table ${formatTableName(table)} does not match the request's identifier ${formatTableName(identifier)}`)
+  if (identifier !== undefined && tableName(identifier) !== tableName(table)) {
+    throw new UsageError(`Cannot check ${file}: --table ${tableName(table)} does not match the request's identifier ${tableName(identifier)}`)
   }
   if (isCreate && request.name !== table.name) {
-    throw new UsageError(`Cannot check ${file}: --table ${formatTableName(table)} does not match the table the request creates, ${String(request.name)}`)
+    throw new UsageError(`Cannot check ${file}: --table ${tableName(table)} does not match the table the request creates, ${String(request.name)}`)
   }
   return table
 }
@@ -115,7 +116,7 @@ export async function runCheck (args: string[], io: CliIo): Promise<ExitCode> {
     }
     evaluation = evaluateCommit({ base, request, settings, target: 'table' })
   }
-  const response: ValidateResponse = { table, ...evaluationToWire(evaluation) }
+  const response: ValidateResponse = { table: { namespace: [...table.namespace], name: table.name }, ...evaluationToWire(evaluation) }
   const lines = format === 'github' || format === 'gitlab' ? requestLines(readFileSync(resolve(io.cwd, values.request), 'utf8')) : undefined
   io.stdout(renderReport(response, format, { requestFile: values.request, lines }))
   return exitForVerdict(response.verdict)

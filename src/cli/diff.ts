@@ -8,7 +8,8 @@ import type { DiffResponse } from '../schemas/diff.js'
 import type { CliIo } from './cli-io.js'
 import { EXIT, UsageError, type ExitCode } from './exit-codes.js'
 import { loadLiveTable } from './live-table.js'
-import { currentSchema, formatTableName, parseTableName, readSchemaFile } from './read-input.js'
+import { currentSchema, parseTableName, readSchemaFile } from './read-input.js'
+import { tableName } from '../iceberg/rest-path.js'
 
 export const DIFF_USAGE = `Usage: iceguard diff <from.json> <to.json> [--format text|json]
        iceguard diff --url <url> --table <ns.table> <to.json> [--token t] [--format text|json]
@@ -42,7 +43,7 @@ export async function runDiff (args: string[], io: CliIo): Promise<ExitCode> {
     if (positionals.length !== 1) throw new UsageError('diff --url needs one file: iceguard diff --url <url> --table <ns.table> <to.json>')
     const table = parseTableName(values.table)
     const metadata = await loadLiveTable({ url: values.url, token: values.token ?? io.env.ICEGUARD_TOKEN, warehouse: values.warehouse }, table)
-    from = currentSchema(metadata, formatTableName(table))
+    from = currentSchema(metadata, tableName(table))
     to = readSchemaFile(io.cwd, positionals[0] as string)
   } else {
     if (values.table !== undefined) throw new UsageError('diff --table is for --url: without it, diff compares two files')

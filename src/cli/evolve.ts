@@ -9,6 +9,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { request } from 'undici'
 import type { CliIo } from './cli-io.js'
 import { EXIT, UsageError, type ExitCode } from './exit-codes.js'
+import { tableName } from '../iceberg/rest-path.js'
 
 export const EVOLVE_USAGE = `Usage: iceguard evolve --url <iceguard-url> --table <ns.table> <change>... [options]
 
@@ -183,6 +184,6 @@ export async function runEvolve (args: string[], io: CliIo): Promise<ExitCode> {
   const { status, json } = await postAdmin(call, url, { changes })
   if (status !== 200) return reportError(io, status, json)
   if (v.format === 'json') io.stdout(JSON.stringify(json, null, 2) + '\n')
-  else reportOutcome(io, [...table.namespace, table.name].join('.'), json)
+  else reportOutcome(io, tableName(table), json)
   return EXIT.OK
 }

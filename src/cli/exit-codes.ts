@@ -2,6 +2,8 @@
  * Exit codes of the `iceguard` CLI, stable so CI pipelines can branch on them
  * (documented in docs/cli.md).
  */
+import { ERRORS, GateError } from '../errors.js'
+
 export const EXIT = Object.freeze({
   /** allow or warn: the change may go ahead; the policy file is valid. */
   OK: 0,
@@ -24,10 +26,13 @@ export function exitForVerdict (verdict: string): ExitCode {
   return EXIT.OK
 }
 
-/** A usage or input problem: printed as `iceguard: <message>` and exits with EXIT.USAGE. */
-export class UsageError extends Error {
+/**
+ * A usage or input problem: printed as `iceguard: <message>` and exits with EXIT.USAGE. It is
+ * the catalogue's `GATE_ERR_USAGE` (src/errors.ts): one error shape for the server and the CLI.
+ */
+export class UsageError extends GateError {
   constructor (message: string) {
-    super(message)
+    super(ERRORS.USAGE, message)
     this.name = 'UsageError'
   }
 }

@@ -6,10 +6,12 @@
  * are joined with the unit separator 0x1F, which the spec obliges every server to accept.
  */
 import { request } from 'undici'
-import { isJsonObject, parseUpstreamBody } from '../gate/parse-commit-body.js'
+import { parseUpstreamBody } from '../gate/parse-commit-body.js'
 import type { TableMetadata } from '../iceberg/types.js'
 import { UsageError } from './exit-codes.js'
-import { formatTableName, metadataFromJson, type TableName } from './read-input.js'
+import { metadataFromJson } from './read-input.js'
+import { isObject } from '../iceberg/json-values.js'
+import { tableName, type TableRef } from '../iceberg/rest-path.js'
 
 export interface LiveTableSource {
   /** iceguard's or the catalog's base URL (with its base path, e.g. `http://polaris:8181/api/catalog`). */
@@ -36,7 +38,7 @@ async function get (source: LiveTableSource, url: string, what: string): Promise
 /** `404 NoSuchTableException: Table does not exist: db.t`, from an ErrorModel when there is one. */
 function describeError (a: Answer): string {
   const parsed = parseUpstreamBody(a.body)
-  if (parsed.ok && isJsonObject(parsed.value) && isJsonObject(parsed.value.error)) {
+  if (parsed.ok && isObject(parsed.value) && isObject(parsed.value.error)) {
     const { type, message } = parsed.value.error
     return `${a.status}${typeof type === 'string' ? ` ${type}` : ''}${typeof message === 'string' ? `: ${message}` : ''}`
   }
@@ -46,7 +48,7 @@ function describeError (a: Answer): string {
 function jsonObject (a: Answer, what: string): Record<string, unknown> {
   const parsed = parseUpstreamBody(a.body)
   if (!parsed.ok) throw new UsageError(`Cannot load ${what}: ${parsed.message}`)
-  if (!isJsonObject(parsed.value)) throw new UsageError(`Cannot load ${what}: the answer is not a JSON object`)
+  if (!isObject(parsed.value)) throw new UsageError(`Cannot load ${what}: the answer is not a JSON object`)
   return parsed.value
 }
 
@@ -58,21 +60,21 @@ export async function catalogPrefix (source: LiveTableSource, base: string): Pro
   if (answer.status !== 200) throw new UsageError(`Cannot load ${what}: ${describeError(answer)}`)
   const config = jsonObject(answer, what)
   for (const part of [config.overrides, config.defaults]) {
-    if (isJsonObject(part) && typeof part.prefix === 'string' && part.prefix !== '') return part.prefix.replace(/^\/+|\/+$/g, '')
+    if (isObject(part) && typeof part.prefix === 'string' && part.prefix !== '') return part.prefix.replace(/^\/+|\/+$/g, '')
   }
   return undefined
 }
 
-export function loadTablePath (table: TableName, prefix: string | undefined): string {
+export function loadTablePath (table: TableRef, prefix: string | undefined): string {
   const namespace = table.namespace.map(encodeURIComponent).join('%1F')
   return `/v1/${prefix === undefined ? '' : `${prefix}/`}namespaces/${namespace}/tables/${encodeURIComponent(table.name)}?snapshots=refs`
 }
 
 /** The table's metadata as the catalog serves it now; any failure is a UsageError naming the table and the answer. */
-export async function loadLiveTable (source: LiveTableSource, table: TableName): Promise<TableMetadata> {
+export async function loadLiveTable (source: LiveTableSource, table: TableRef): Promise<TableMetadata> {
   if (!/^https?:\/\/[^/]/.test(source.url)) throw new UsageError(`Invalid --url "${source.url}": expected the http(s) address of iceguard or of the catalog`)
   const base = source.url.replace(/\/+$/, '')
-  const name = formatTableName(table)
+  const name = tableName(table)
   const prefix = await catalogPrefix(source, base)
   const url = base + loadTablePath(table, prefix)
   const what = `table ${name} from ${url}`

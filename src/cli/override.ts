@@ -4,6 +4,7 @@ import { mintOverride, OVERRIDE_HEADER, parseTtl } from '../policy/override-toke
 import type { CliIo } from './cli-io.js'
 import { EXIT, UsageError, type ExitCode } from './exit-codes.js'
 import { parseTableName } from './read-input.js'
+import { tableName } from '../iceberg/rest-path.js'
 
 export const OVERRIDE_USAGE = `Usage: iceguard override --table ns.name --rule RULE_ID [--rule …] --ttl 1h --reason "why"
 
@@ -33,7 +34,7 @@ export function runOverride (args: string[], io: CliIo): ExitCode {
   let token: string
   try {
     token = mintOverride({
-      table: [...table.namespace, table.name].join('.'),
+      table: tableName(table),
       rules: values.rule,
       ttlSeconds: parseTtl(values.ttl),
       reason: values.reason,

@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util'
 import type { CliIo } from './cli-io.js'
 import { parseTableName, postAdmin, reportError, reportOutcome, tableUrl } from './evolve.js'
 import { EXIT, UsageError, type ExitCode } from './exit-codes.js'
+import { tableName } from '../iceberg/rest-path.js'
 
 export const PLAN_USAGE = `Usage: iceguard plan --url <iceguard-url> --table <ns.table> [--contract file.yaml] [--apply] [options]
 
@@ -57,7 +58,7 @@ export async function runPlan (args: string[], io: CliIo): Promise<ExitCode> {
     io.stdout(JSON.stringify(json, null, 2) + '\n')
     return EXIT.OK
   }
-  const label = [...table.namespace, table.name].join('.')
+  const label = tableName(table)
   const changes = (json.changes ?? []) as unknown[]
   const unresolved = (json.unresolved ?? []) as Array<{ message: string }>
   io.stdout(changes.length === 0 ? `${label}: the table meets the contract as far as a safe change can take it\n` : `${label}: ${changes.length} change(s):\n`)

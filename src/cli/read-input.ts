@@ -4,11 +4,13 @@
  */
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { isJsonObject, parseCommitBody } from '../gate/parse-commit-body.js'
+import { parseCommitBody } from '../gate/parse-commit-body.js'
 import { toPlainJson } from '../schemas/plain-json.js'
 import { parseSchema, parseTableMetadata } from '../iceberg/parse.js'
 import type { Schema, TableMetadata } from '../iceberg/types.js'
 import { UsageError } from './exit-codes.js'
+import { isObject } from '../iceberg/json-values.js'
+import type { TableRef } from '../iceberg/rest-path.js'
 
 export function readJsonFile (cwd: string, file: string, what: string): Record<string, unknown> {
   let raw: Buffer
@@ -20,7 +22,7 @@ export function readJsonFile (cwd: string, file: string, what: string): Record<s
   const parsed = parseCommitBody(raw)
   if (!parsed.ok) throw new UsageError(`Cannot read ${what} ${file}: ${parsed.message.replace(/^Cannot read request body: /, '')}`)
   const value = toPlainJson(parsed.value)
-  if (!isJsonObject(value)) throw new UsageError(`Cannot read ${what} ${file}: expected a JSON object`)
+  if (!isObject(value)) throw new UsageError(`Cannot read ${what} ${file}: expected a JSON object`)
   return value
 }
 
@@ -32,7 +34,7 @@ function firstIssue (issues: readonly { at: string, message: string }[]): string
 
 /** Table metadata from a metadata document or a loadTable answer (`{"metadata": …}`); `source` names it in errors. */
 export function metadataFromJson (json: Record<string, unknown>, source: string): TableMetadata {
-  const body = isJsonObject(json.metadata) ? json.metadata : json
+  const body = isObject(json.metadata) ? json.metadata : json
   const { metadata, issues } = parseTableMetadata(body)
   if (metadata === undefined) throw new UsageError(`Cannot read table metadata ${source}: ${firstIssue(issues)}`)
   return metadata
@@ -58,24 +60,14 @@ export function readSchemaFile (cwd: string, file: string): Schema {
     if (schema === undefined) throw new UsageError(`Cannot read schema ${file}: ${firstIssue(issues)}`)
     return schema
   }
-  const body = isJsonObject(json.metadata) ? json.metadata : json
+  const body = isObject(json.metadata) ? json.metadata : json
   const { metadata, issues } = parseTableMetadata(body)
   if (metadata === undefined) throw new UsageError(`Cannot read schema ${file}: it is neither a schema nor table metadata (${firstIssue(issues)})`)
   return currentSchema(metadata, file)
 }
 
-export interface TableName {
-  readonly namespace: string[]
-  readonly name: string
-}
-
-/** `a.b.orders` for namespace [a, b] and table orders. */
-export function formatTableName (t: TableName): string {
-  return [...t.namespace, t.name].join('.')
-}
-
 /** `db.orders` or `a.b.orders` → namespace and name (the last dot separates the table). */
-export function parseTableName (text: string): TableName {
+export function parseTableName (text: string): TableRef {
   const parts = text.split('.')
   const name = parts.pop()
   if (name === undefined || name === '' || parts.length === 0 || parts.some(p => p === '')) {

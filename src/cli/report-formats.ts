@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto'
 import type { TableValidation, ValidateResponse } from '../schemas/validate.js'
 import type { WireFinding } from '../schemas/finding.js'
 import type { RequestLines } from './request-lines.js'
+import { tableName } from '../iceberg/rest-path.js'
 
 export const FORMATS = ['text', 'json', 'junit', 'github', 'gitlab'] as const
 export type ReportFormat = typeof FORMATS[number]
@@ -28,8 +29,8 @@ function tablesOf (r: ValidateResponse): TableResult[] {
   return r.tables !== undefined && r.tables.length > 0 ? r.tables : [r]
 }
 
-function tableName (t: TableResult): string {
-  return t.table === undefined ? 'table' : [...t.table.namespace, t.table.name].join('.')
+function resultName (t: TableResult): string {
+  return t.table === undefined ? 'table' : tableName(t.table)
 }
 
 function where (f: WireFinding): string {
@@ -52,7 +53,7 @@ export function renderReport (r: ValidateResponse, format: ReportFormat, ctx: Re
 function renderText (r: ValidateResponse): string {
   const lines: string[] = []
   for (const t of tablesOf(r)) {
-    lines.push(`${tableName(t)}: ${t.verdict}`)
+    lines.push(`${resultName(t)}: ${t.verdict}`)
     if (t.changes.length > 0) {
       lines.push('  changes:')
       for (const line of t.summary.split('\n')) if (line.trim() !== '') lines.push(`    ${line}`)
@@ -82,7 +83,7 @@ function renderJunit (r: ValidateResponse): string {
   let tests = 0
   let failures = 0
   for (const t of tablesOf(r)) {
-    const name = tableName(t)
+    const name = resultName(t)
     const cases: string[] = []
     let suiteFailures = 0
     for (const f of t.findings) {
@@ -123,7 +124,7 @@ function renderGithub (r: ValidateResponse, ctx: ReportContext): string {
   const at = (line: number | undefined): string => `file=${ghProp(ctx.requestFile)}${line === undefined ? '' : `,line=${line}`}`
   const lines: string[] = []
   for (const t of tablesOf(r)) {
-    const name = tableName(t)
+    const name = resultName(t)
     for (const f of t.findings) {
       const level = f.severity === 'error' ? 'error' : 'warning'
       const title = `${f.rule} (${name}${f.path === undefined ? '' : ` ${f.path}`})`
@@ -154,7 +155,7 @@ function renderGitlab (r: ValidateResponse, ctx: ReportContext): string {
     issues.push({ description, check_name: check, fingerprint, severity, location: { path: ctx.requestFile, lines: { begin: line ?? 1 } } })
   }
   for (const t of tablesOf(r)) {
-    const name = tableName(t)
+    const name = resultName(t)
     for (const f of t.findings) {
       add(name, f.rule, `${f['field-id'] ?? ''} ${f.path ?? ''}`, `${name}: ${f.message} (see ${f.doc})`, f.severity === 'error' ? 'blocker' : 'minor', ctx.lines?.field(f['field-id']))
     }

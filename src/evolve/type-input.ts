@@ -8,7 +8,7 @@ import { isObject } from '../iceberg/json-values.js'
 import { parsePrimitiveType, parseSchemaShape, parseType } from '../iceberg/parse.js'
 import { typeToJson } from '../iceberg/print.js'
 import type { IcebergType, NestedField, ParseIssue, Schema } from '../iceberg/types.js'
-import { contractTypeToString, parseContractType, type ContractType } from '../policy/contract-type.js'
+import { contractTypeToString, parseContractType, type ContractType } from '../contract/contract-type.js'
 
 const MAX_DEPTH = 200
 

@@ -1,52 +1,42 @@
 /**
- * The gate: the one straight path every schema-changing write takes (STYLE §3.4).
+ * The enforcement half of the gate (a policy enforcement point): the one straight path every
+ * schema-changing write takes, and the one entry point both transports call (`gateCommit`, via
+ * `gate-service.ts`).
  *
- *   fast path → parse → load base → evaluate → decide → reject | conflict | forward → audit
+ *   triage → read the write → load bases → judge (judge-write.ts) → answer | splice + forward → audit
  *
- * Fastify-free; the route hands in the raw body and the request's headers, and the dependencies
- * (upstream calls, policy, audit sink) are injected, so the same function runs under tests with
- * fakes and in the server with the real upstream.
+ * The decision is made by the pure functions of `judge-write.ts`; this module does what they
+ * cannot: reads the body and the override header, loads base metadata, forwards once, maps
+ * transport failures, and writes the audit line. Fastify-free; the dependencies (upstream calls,
+ * policy, audit sink) are injected, so the same function runs under tests with fakes and in the
+ * server with the real upstream.
  *
- * Status codes are chosen for what Java, PyIceberg and Rust clients do next (reference §2.1, §7.1):
- * a finding is a 400 (clean failure, never retried), a requirement that no longer holds a 409, an
- * upstream the gate could not consult a 503 with Retry-After (nothing forwarded), and only a commit
- * whose bytes left and whose answer was lost a 502/504 CommitStateUnknownException. A commit is
- * never retried here.
+ * Status codes are chosen for what Java, PyIceberg and Rust clients do next (STYLE §0.4, docs/errors.md):
+ * an upstream the gate could not consult is a 503 with Retry-After (nothing forwarded), and only a
+ * commit whose bytes left and whose answer was lost a 502/504 CommitStateUnknownException. A
+ * commit is never retried here.
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import { principalFromHeaders } from '../audit/principal.js'
-import type { AuditRecord, AuditSink, AuditVerdict } from '../audit/audit-log.js'
-import { parseViewVersion } from '../iceberg/view-metadata.js'
-import type { ParseIssue, TableMetadata } from '../iceberg/types.js'
-import type { Finding, RuleSettings } from '../rules/rule.js'
-import { hasContentCoding, needsGate } from '../http/commit-scan.js'
-import type { GatedKind } from '../http/rest-routes.js'
-import { evaluateCommit, evaluateCreate, type Evaluation } from './evaluate-commit.js'
+import type { AuditRecord, AuditSink } from '../audit/audit-log.js'
+import { ERRORS } from '../errors.js'
+import { isObject } from '../iceberg/json-values.js'
+import { tableName, type TableRef } from '../iceberg/rest-path.js'
+import type { TableMetadata } from '../iceberg/types.js'
+import type { Finding, RuleSettings, Verdict } from '../rules/rule.js'
+import { hasContentCoding, needsGate } from './commit-scan.js'
+import { answer, badRequest, upstreamUnavailable, warningsHeader, type GateAnswer } from './gate-answers.js'
+import type { BaseLoad, GateConfig, GatedKind, GateIdent, GateOutcome, RegistrationCheck, UpstreamAnswer } from './gate-types.js'
 import {
-  answer, badRequest, conflict, rejection, upstreamUnavailable, warningsHeader, type GateAnswer
-} from './gate-answers.js'
-import { describeRequirement, missingRequirements, type AssertionsMode, type MissingRequirement } from './inject-requirements.js'
-import { isJsonObject, parseCommitBody } from './parse-commit-body.js'
+  decideRegister, decideWrite, expectsNoTable, judgeChange, readWrite, settingsFor,
+  type Decision, type JudgedChange, type Write, type WriteEntry
+} from './judge-write.js'
+import { parseCommitBody } from './parse-commit-body.js'
 import { checkSchemaHistory } from './schema-history-check.js'
-import { spliceRequirements, type JsonPath } from './splice-requirements.js'
-import { applyOverride, OVERRIDE_HEADER, readOverride, type OverrideGrant, type OverrideVerifier } from './override.js'
+import { spliceRequirements } from './splice-requirements.js'
+import { OVERRIDE_HEADER, readOverride, type OverrideGrant, type OverrideVerifier } from './override.js'
 
-/** The writes the gate sees (the `gate` routes of src/http/rest-routes.ts); the rest are passed through or refused. */
-export type { GatedKind }
-
-/** A table (or view) the gate reasons about. `prefix` is the raw `{prefix}` path segment, if any. */
-export interface TableRef {
-  readonly prefix?: string
-  readonly namespace: readonly string[]
-  readonly name: string
-}
-
-/** Where the request was sent: the namespace, and the table or view for update routes. */
-export interface GateIdent {
-  readonly prefix?: string
-  readonly namespace: readonly string[]
-  readonly table?: string
-}
+export type { BaseLoad, GateConfig, GatedKind, GateIdent, GateOutcome, RegistrationCheck, TableRef, UpstreamAnswer }
 
 export interface GateInput {
   readonly kind: GatedKind
@@ -59,36 +49,6 @@ export interface GateInput {
   /** Non-secret identity of the caller; derived from `Authorization` when absent. */
   readonly principal?: string
 }
-
-/** An upstream answer as it came: the gate relays it without reading more than it must. */
-export interface UpstreamAnswer {
-  readonly statusCode: number
-  readonly headers: Readonly<Record<string, string | string[] | undefined>>
-  readonly body: Buffer
-}
-
-/** Result of loading a table's current metadata from the upstream. */
-export interface BaseLoad {
-  readonly status: number
-  /** Parsed metadata when status is 200 and the body was readable. */
-  readonly metadata?: TableMetadata
-  /** Why a 200 body could not be read as table metadata. */
-  readonly problem?: string
-  /** The upstream's body and headers for a non-200 answer, relayed as they came. */
-  readonly rawStatusBody?: Buffer
-  readonly headers?: Readonly<Record<string, string | string[] | undefined>>
-}
-
-export interface GateConfig {
-  readonly assertions: AssertionsMode
-  /** Seconds in Retry-After when the base could not be loaded. */
-  readonly retryAfter: number
-  /** Where rule documentation lives; rule anchors are appended. */
-  readonly ruleDocs?: string
-}
-
-/** May a table or view be registered (registerTable, registerView) in this scope? Absent: allowed. */
-export type RegistrationCheck = (table: TableRef) => { readonly allowed: boolean, readonly reason?: string }
 
 export interface GateDeps {
   /**
@@ -116,12 +76,6 @@ export interface GateDeps {
   readonly onError?: (err: unknown) => void
 }
 
-export type GateOutcome =
-  /** Relay an upstream answer; `forwarded` says whether the commit itself was sent. */
-  | { readonly type: 'upstream', readonly forwarded: boolean, readonly response: UpstreamAnswer, readonly headers: Readonly<Record<string, string>> }
-  /** The gate answers itself; nothing was forwarded. */
-  | { readonly type: 'answer', readonly answer: GateAnswer }
-
 export const WARNINGS_HEADER = 'x-iceguard-warnings'
 
 /** Headers of the caller that must not travel on the gate's own base-metadata GET. */
@@ -146,31 +100,16 @@ export function baseLoadHeaders (headers: IncomingHttpHeaders): IncomingHttpHead
   return out
 }
 
-export function tableName (t: { readonly namespace: readonly string[], readonly name: string }): string {
-  return [...t.namespace, t.name].join('.')
-}
-
-/** One change of a commit under judgement: a table, its request object, its base and evaluation. */
-interface Judged {
-  readonly table: TableRef
-  readonly request: Record<string, unknown>
-  /** Where `request` sits in the body, for requirements spliced into it. */
-  readonly at: JsonPath
-  readonly base?: TableMetadata
-  readonly evaluation: Evaluation
-  readonly override?: OverrideGrant
-  readonly missing: readonly MissingRequirement[]
-}
-
+/** What the audit line of one write will say; filled in as the write goes. */
 interface Trail {
   readonly started: number
   readonly principal?: string
-  tables: string[]
-  flows: string[]
-  rules: string[]
-  warnings: string[]
+  tables: readonly string[]
+  flows: readonly string[]
+  rules: readonly string[]
+  warnings: readonly string[]
   summary: string
-  injected: string[]
+  injected: readonly string[]
   override?: OverrideGrant
   /** Set once the commit is handed to the upstream. */
   forwarding: boolean
@@ -199,162 +138,93 @@ export async function gateCommit (input: GateInput, deps: GateDeps): Promise<Gat
     return await forwardOnce(input.rawBody, deps)
   }
   if (coded) {
-    return refuse(input, deps, trail, answer(415, 'BadRequestException',
+    return refuse(input, deps, trail, answer(ERRORS.UNSUPPORTED_MEDIA_TYPE,
       'Cannot read a schema-changing write sent with a Content-Encoding: the gate must read it; send the body uncompressed'))
   }
   const parsed = parseCommitBody(input.rawBody)
   if (!parsed.ok) return refuse(input, deps, trail, badRequest(parsed.message))
-  if (!isJsonObject(parsed.value)) {
+  if (!isObject(parsed.value)) {
     return refuse(input, deps, trail, badRequest('Cannot read request body: expected a JSON object'))
   }
-  const body = parsed.value
 
   try {
-    switch (input.kind) {
-      case 'update-table':
-        return await gateTableCommit(input, deps, trail, body)
-      case 'transaction':
-        return await gateTransaction(input, deps, trail, body)
-      case 'create-table':
-        return await gateCreate(input, deps, trail, body)
-      case 'register-table':
-        return await gateRegister(input, deps, trail, body, 'table')
-      case 'register-view':
-        return await gateRegister(input, deps, trail, body, 'view')
-      case 'update-view':
-        return await gateView(input, deps, trail, body, false)
-      case 'create-view':
-        return await gateView(input, deps, trail, body, true)
+    const read = readWrite(input.kind, input.ident, parsed.value)
+    if ('refusal' in read) {
+      trail.tables = read.tables
+      trail.flows = read.flows
+      return refuse(input, deps, trail, read.refusal)
     }
+    const write = read.write
+    trail.tables = write.entries.map(e => tableName(e.table))
+    if (write.judge === 'register') return await enforceRegister(input, deps, trail, write)
+
+    let grant: OverrideGrant | undefined
+    if (write.overridable) {
+      const checked = checkOverride(input, deps, write.entries.map(e => e.table))
+      if ('answer' in checked) return refuse(input, deps, trail, checked.answer)
+      grant = checked.grant
+    }
+    const judged = write.judge === 'base'
+      ? await loadAndJudge(input, deps, write, grant)
+      : { judged: write.entries.map(e => judgeWithSettings(deps, write, e, undefined, grant)) }
+    if ('outcome' in judged) {
+      if (trail.summary === '') {
+        trail.summary = judged.outcome.type === 'answer'
+          ? judged.outcome.answer.body.error.message
+          : `base load answered ${judged.outcome.response.statusCode}`
+      }
+      return done(input, deps, trail, judged.outcome, judged.verdict)
+    }
+    return await enforce(input, deps, trail, decideWrite(write, judged.judged, deps.config))
   } catch (err) {
     // A fault of the gate itself. Before forwarding it is a definite failure (503, retry later:
     // never 500, which clients read as "state unknown"); after, the commit's fate is unknown.
     deps.onError?.(err)
     const failure = trail.forwarding
-      ? answer(502, 'CommitStateUnknownException', 'Commit state unknown: iceguard failed after forwarding the commit; reload the table to see whether it was applied')
+      ? answer(ERRORS.UPSTREAM_BAD_RESPONSE_COMMIT, 'Commit state unknown: iceguard failed after forwarding the commit; reload the table to see whether it was applied')
       : upstreamUnavailable('Cannot validate commit: iceguard failed while evaluating it (see the iceguard log)', deps.config.retryAfter)
     trail.summary = 'internal error'
     return done(input, deps, trail, { type: 'answer', answer: failure }, 'error')
   }
 }
 
-async function gateTableCommit (input: GateInput, deps: GateDeps, trail: Trail, body: Record<string, unknown>): Promise<GateOutcome> {
-  const table: TableRef = { prefix: input.ident.prefix, namespace: input.ident.namespace, name: input.ident.table ?? '' }
-  trail.tables = [tableName(table)]
-  // The Java client omits the identifier on single-table commits; when present it must name the
-  // path's table. It is optional here, and Java reads a null identifier as absent (hasNonNull).
-  if (body.identifier !== undefined && body.identifier !== null) {
-    const id = readIdentifier(body.identifier)
-    if ('problem' in id) {
-      return refuse(input, deps, trail, badRequest(`Cannot commit to ${tableName(table)}: the body's identifier ${id.problem}`))
-    }
-    if (tableName(id) !== tableName(table)) {
-      return refuse(input, deps, trail, badRequest(
-        `Cannot commit to ${tableName(table)}: the body's identifier names ${tableName(id)}, not the table in the request path`))
-    }
+/** Carries out a decision: answer the refusal, or add the missing requirements and forward once. */
+async function enforce (input: GateInput, deps: GateDeps, trail: Trail, decision: Decision): Promise<GateOutcome> {
+  trail.flows = decision.flows
+  trail.rules = decision.rules
+  trail.summary = decision.summary
+  if (decision.override !== undefined) trail.override = decision.override
+  if (decision.refusal !== undefined) {
+    if (trail.summary === '') trail.summary = decision.refusal.body.error.message
+    return done(input, deps, trail, { type: 'answer', answer: decision.refusal }, decision.verdict)
   }
-  const grant = checkOverride(input, deps, [table])
-  if ('answer' in grant) return refuse(input, deps, trail, grant.answer)
+  trail.injected = decision.injected
+  // Only the requirements are added, spliced into the bytes as received: nothing is re-encoded.
+  const outgoing = decision.inject.length === 0 ? input.rawBody : spliceRequirements(input.rawBody, decision.inject)
+  trail.warnings = unique(decision.warnings.map(w => w.finding.rule))
 
-  const judged = await loadAndJudge(input, deps, [{ table, request: body, at: [] }], grant.grant)
-  if ('outcome' in judged) return finishEarly(input, deps, trail, judged.outcome, judged.verdict)
-  return await decideAndForward(input, deps, trail, judged.judged)
-}
-
-async function gateTransaction (input: GateInput, deps: GateDeps, trail: Trail, body: Record<string, unknown>): Promise<GateOutcome> {
-  const changes = body['table-changes']
-  if (!Array.isArray(changes) || changes.length === 0) {
-    return refuse(input, deps, trail, badRequest('Cannot commit transaction: table-changes must be a non-empty array'))
-  }
-  const entries: Entry[] = []
-  for (const [i, change] of changes.entries()) {
-    const id = isJsonObject(change) ? readIdentifier(change.identifier) : { problem: 'is missing (the change is not an object)' }
-    if (!isJsonObject(change) || 'problem' in id) {
-      // Java CommitTransactionRequest.validate(): every change names its table.
-      return refuse(input, deps, trail, badRequest(`Cannot commit transaction: table identifier is required (table-changes[${i}].identifier ${'problem' in id ? id.problem : 'is missing'})`))
-    }
-    entries.push({ table: { prefix: input.ident.prefix, ...id }, request: change, at: ['table-changes', i] })
-  }
-  trail.tables = entries.map(e => tableName(e.table))
-  const grant = checkOverride(input, deps, entries.map(e => e.table))
-  if ('answer' in grant) return refuse(input, deps, trail, grant.answer)
-
-  const judged = await loadAndJudge(input, deps, entries, grant.grant)
-  if ('outcome' in judged) return finishEarly(input, deps, trail, judged.outcome, judged.verdict)
-  return await decideAndForward(input, deps, trail, judged.judged)
-}
-
-async function gateCreate (input: GateInput, deps: GateDeps, trail: Trail, body: Record<string, unknown>): Promise<GateOutcome> {
-  if (typeof body.name !== 'string' || body.name === '') {
-    return refuse(input, deps, trail, badRequest('Cannot create table: the request has no name'))
-  }
-  const table: TableRef = { prefix: input.ident.prefix, namespace: input.ident.namespace, name: body.name }
-  trail.tables = [tableName(table)]
-  const grant = checkOverride(input, deps, [table])
-  if ('answer' in grant) return refuse(input, deps, trail, grant.answer)
-  const settings = settingsWithOverride(deps, table, grant.grant)
-  const evaluation = evaluateCreate({ request: body, settings })
-  const judged: Judged[] = [{ table, request: body, at: [], evaluation, override: grant.grant, missing: [] }]
-  return await decideAndForward(input, deps, trail, judged)
-}
-
-async function gateView (input: GateInput, deps: GateDeps, trail: Trail, body: Record<string, unknown>, create: boolean): Promise<GateOutcome> {
-  const name = create ? body.name : input.ident.table
-  if (typeof name !== 'string' || name === '') {
-    return refuse(input, deps, trail, badRequest(`Cannot create view: the request has no name${body.name === null ? ' (name is null)' : ''}`))
-  }
-  if (create) {
-    // CreateViewRequest requires these; Java's parser refuses each when null (JsonUtil.get,
-    // getStringMap). `location` is optional and a null there is absent (getStringOrNull).
-    const missing = ['schema', 'view-version', 'properties'].filter(k => body[k] === null)
-    if (missing.length > 0) {
-      return refuse(input, deps, trail, badRequest(`Cannot create view ${name}: ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} null (required)`))
-    }
-    const version = body['view-version']
-    const problems: ParseIssue[] = []
-    if (isJsonObject(version)) parseViewVersion(version, 'view-version', problems)
-    if (problems.length > 0) {
-      return refuse(input, deps, trail, badRequest(`Cannot create view ${name}: ${problems.map(p => `${p.message} (at ${p.at})`).join('; ')}`))
-    }
-  }
-  const table: TableRef = { prefix: input.ident.prefix, namespace: input.ident.namespace, name }
-  trail.tables = [tableName(table)]
-  // A view's schema may change freely: only the structure of each schema it carries is checked,
-  // so no base is needed (and view metadata is not table metadata).
-  const request = create
-    ? { requirements: [], updates: body.schema === undefined ? [] : [{ action: 'add-schema', schema: body.schema }] }
-    : body
-  const evaluation = evaluateCommit({ request, settings: deps.settingsFor(table), target: 'view' })
-  const judged: Judged[] = [{ table, request: body, at: [], evaluation, missing: [] }]
-  return await decideAndForward(input, deps, trail, judged)
+  trail.forwarding = true
+  const sent = await forwardOnce(outgoing, deps)
+  if (sent.type === 'answer') return done(input, deps, trail, sent, 'error')
+  const headers: Record<string, string> = {}
+  const header = warningsHeader(decision.warnings)
+  if (header !== undefined) headers[WARNINGS_HEADER] = header
+  return done(input, deps, trail, { ...sent, headers }, decision.verdict)
 }
 
 /**
- * registerTable and registerView point the catalog at a metadata file that already exists in
- * storage the gate does not read, so the gate cannot judge its schemas before the upstream
- * accepts it: the policy decides up front whether registering is allowed here (registration.ts).
+ * registerTable and registerView: allowed or refused up front by the policy (`decideRegister`);
+ * once a table is registered its history is visible, and what the spec rules find in it is
+ * reported as warnings.
  */
-async function gateRegister (input: GateInput, deps: GateDeps, trail: Trail, body: Record<string, unknown>, what: 'table' | 'view'): Promise<GateOutcome> {
-  if (typeof body.name !== 'string' || body.name === '') {
-    return refuse(input, deps, trail, badRequest(`Cannot register ${what}: the request has no name`))
-  }
-  const table: TableRef = { prefix: input.ident.prefix, namespace: input.ident.namespace, name: body.name }
-  trail.tables = [tableName(table)]
+async function enforceRegister (input: GateInput, deps: GateDeps, trail: Trail, write: Write): Promise<GateOutcome> {
   trail.flows = ['register']
-  const location = body['metadata-location']
-  if (typeof location !== 'string' || location === '') {
-    // Required by RegisterTableRequest and RegisterViewRequest; `overwrite` is optional and a null there is absent (Java
-    // getBoolOrNull; iceberg-rust writes `"overwrite": null` when unset).
-    return refuse(input, deps, trail, badRequest(`Cannot register ${what} ${tableName(table)}: metadata-location ${location === null ? 'is null' : location === undefined ? 'is missing' : 'must be a non-empty string'}`))
+  const decision = decideRegister(write, deps.registration)
+  if (decision.refusal !== undefined) {
+    trail.summary = decision.summary
+    return done(input, deps, trail, { type: 'answer', answer: decision.refusal }, decision.verdict)
   }
-  // A refusal is a permission matter: 403 ForbiddenException.
-  const permission = deps.registration?.(table) ?? { allowed: true }
-  if (!permission.allowed) {
-    trail.summary = 'registration not allowed'
-    return refuse(input, deps, trail, answer(403, 'ForbiddenException',
-      `Cannot register ${what} ${tableName(table)}: the policy does not allow registering ${what}s in this scope` +
-      (permission.reason !== undefined ? ` (${permission.reason})` : '')))
-  }
+  const table = (write.entries[0] as WriteEntry).table
   trail.forwarding = true
   const sent = await forwardOnce(input.rawBody, deps)
   if (sent.type === 'answer') return done(input, deps, trail, sent, 'error')
@@ -362,11 +232,10 @@ async function gateRegister (input: GateInput, deps: GateDeps, trail: Trail, bod
   const headers: Record<string, string> = {}
   if (response.statusCode < 200 || response.statusCode >= 300) {
     trail.summary = `register answered ${response.statusCode}`
-  } else if (what === 'view') {
-    // A view's schemas may change freely (gateView): there is no history to check.
+  } else if (write.kind === 'register-view') {
+    // A view's schemas may change freely: there is no history to check.
     trail.summary = 'view registered'
   } else {
-    // Registered: the table's history is now visible; report what the spec rules find in it.
     const history = await historyFindings(deps, table, input.headers)
     trail.summary = history.summary
     trail.rules = unique(history.findings.map(f => f.rule))
@@ -392,7 +261,15 @@ async function historyFindings (deps: GateDeps, table: TableRef, headers: Incomi
   }
 }
 
-type Entry = { readonly table: TableRef, readonly request: Record<string, unknown>, readonly at: JsonPath }
+function judgeWithSettings (deps: GateDeps, write: Write, entry: WriteEntry, base: TableMetadata | undefined, grant: OverrideGrant | undefined): JudgedChange {
+  // A view's schemas are judged on their structure alone: no override applies (nor is one read).
+  const { settings, override } = write.judge === 'view'
+    ? { settings: deps.settingsFor(entry.table), override: undefined }
+    : settingsFor(deps.settingsFor, entry.table, grant)
+  return judgeChange(write, entry, base, settings, override)
+}
+
+type EarlyOutcome = { readonly outcome: GateOutcome, readonly verdict: Verdict }
 
 /**
  * Loads every change's base and judges the change against it.
@@ -401,29 +278,24 @@ type Entry = { readonly table: TableRef, readonly request: Record<string, unknow
  * The judging is started while the loads are in flight, against the bases this caller's cache
  * holds: each load revalidates exactly the cached base it was sent for, and when it comes back
  * with that very object the early judgement is kept; any other answer (new metadata, an error)
- * discards it. Why: the evaluation (~0.25 ms of CPU on the benchmark's commit) then overlaps the
- * revalidation round trip instead of following it; with the stub on another CPU the time from
- * the 304 to the forwarded commit fell from ~770 to ~200 µs (docs/performance.md). A judgement
- * discarded (the table changed since it was cached) costs one evaluation of CPU.
+ * discards it. The evaluation then overlaps the revalidation round trip instead of following it
+ * (measured in docs/performance.md); a judgement discarded (the table changed since it was
+ * cached) costs one evaluation of CPU.
  */
-async function loadAndJudge (
-  input: GateInput,
-  deps: GateDeps,
-  entries: readonly Entry[],
-  grant: OverrideGrant | undefined
-): Promise<{ judged: Judged[] } | { outcome: GateOutcome, verdict: AuditVerdict }> {
+async function loadAndJudge (input: GateInput, deps: GateDeps, write: Write, grant: OverrideGrant | undefined): Promise<{ judged: JudgedChange[] } | EarlyOutcome> {
+  const entries = write.entries
   const headers = baseLoadHeaders(input.headers)
   const loading = loadBases(deps, entries, headers)
   // In the same tick as the loads were made: the bases their If-None-Match names.
   const peeked = entries.map(e => deps.peekBase?.(e.table, headers))
-  let early: Array<Judged | undefined> = []
+  let early: Array<JudgedChange | undefined> = []
   if (peeked.some(base => base !== undefined)) {
     // The pool may hand a GET to its socket a few microtasks later: let it leave first.
     await new Promise(resolve => setImmediate(resolve))
     try {
       early = entries.map((e, i) => {
         const base = peeked[i]
-        return base === undefined ? undefined : judgeOne(deps, e, base, grant)
+        return base === undefined ? undefined : judgeWithSettings(deps, write, e, base, grant)
       })
     } catch {
       // The same judgement is made again below, against the confirmed base, where a fault is handled.
@@ -436,7 +308,7 @@ async function loadAndJudge (
     judged: entries.map((e, i) => {
       const base = loaded.bases[i]
       const ahead = early[i]
-      return ahead !== undefined && base !== undefined && ahead.base === base ? ahead : judgeOne(deps, e, base, grant)
+      return ahead !== undefined && base !== undefined && ahead.base === base ? ahead : judgeWithSettings(deps, write, e, base, grant)
     })
   }
 }
@@ -444,9 +316,9 @@ async function loadAndJudge (
 /** Loads every base in parallel; one failure decides the answer for the whole write. The GETs are sent before this returns. */
 async function loadBases (
   deps: GateDeps,
-  entries: ReadonlyArray<{ table: TableRef, request: Record<string, unknown> }>,
+  entries: readonly WriteEntry[],
   headers: IncomingHttpHeaders
-): Promise<{ bases: Array<TableMetadata | undefined> } | { outcome: GateOutcome, verdict: AuditVerdict }> {
+): Promise<{ bases: Array<TableMetadata | undefined> } | EarlyOutcome> {
   const results = await Promise.all(entries.map(async (e) => {
     try {
       return { entry: e, load: await deps.loadTable(e.table, headers) }
@@ -466,7 +338,7 @@ async function loadBases (
     } else if (load.status === 200) {
       // The upstream answered but its metadata cannot be judged: fail closed, nothing forwarded.
       return { outcome: { type: 'answer', answer: unavailable(deps, name, `the upstream's table metadata could not be read (${load.problem ?? 'unreadable'})`) }, verdict: 'error' }
-    } else if (load.status === 404 && hasAssertCreate(r.entry.request)) {
+    } else if (load.status === 404 && expectsNoTable(r.entry.request)) {
       // The commit that completes a staged create: the table does not exist yet; judge from empty.
       bases.push(undefined)
     } else if (load.status >= 500) {
@@ -495,82 +367,6 @@ function relayLoadAnswer (load: BaseLoad): GateOutcome {
   }
 }
 
-function judgeOne (deps: GateDeps, { table, request, at }: Entry, base: TableMetadata | undefined, grant: OverrideGrant | undefined): Judged {
-  const override = grant !== undefined && grant.table === tableName(table) ? grant : undefined
-  const settings = settingsWithOverride(deps, table, override)
-  const evaluation = evaluateCommit({ base, request, settings, target: 'table' })
-  return { table, request, at, base, evaluation, override, missing: missingRequirements(request, base, evaluation) }
-}
-
-function settingsWithOverride (deps: GateDeps, table: TableRef, grant: OverrideGrant | undefined): RuleSettings {
-  const settings = deps.settingsFor(table)
-  return grant === undefined ? settings : applyOverride(settings, grant)
-}
-
-/** Verdict over all changes (all-or-nothing), then reject, conflict, or forward. */
-async function decideAndForward (
-  input: GateInput,
-  deps: GateDeps,
-  trail: Trail,
-  judged: readonly Judged[]
-): Promise<GateOutcome> {
-  trail.flows = unique(judged.map(j => j.evaluation.flow))
-  trail.summary = judged.map(j => judged.length > 1 ? `${tableName(j.table)}: ${j.evaluation.summary}` : j.evaluation.summary).join(' | ')
-  trail.rules = unique(judged.flatMap(j => j.evaluation.findings.map(f => f.rule)))
-  const used = judged.find(j => j.override !== undefined)?.override
-  if (used !== undefined) trail.override = used
-  const stagedCreate = judged.some(j => j.evaluation.flow === 'staged-create')
-
-  const denied = judged.filter(j => j.evaluation.verdict === 'deny')
-  if (denied.length > 0) {
-    const refusal = rejection(denied.map(j => ({
-      table: tableName(j.table),
-      errors: j.evaluation.findings.filter(f => f.severity === 'error')
-    })), { stagedCreate, docs: deps.config.ruleDocs, nameTables: input.kind === 'transaction' })
-    return done(input, deps, trail, { type: 'answer', answer: refusal }, 'deny')
-  }
-  const conflicted = judged.filter(j => j.evaluation.verdict === 'conflict')
-  if (conflicted.length > 0) {
-    const names = conflicted.map(j => tableName(j.table)).join(', ')
-    const messages = conflicted.flatMap(j => j.evaluation.conflicts.map(c => `${c.type}: ${c.message}`))
-    return done(input, deps, trail, { type: 'answer', answer: conflict(names, messages) }, 'conflict')
-  }
-
-  // Requirements the validated values must pin (race safety).
-  const missing = judged.filter(j => j.missing.length > 0)
-  if (missing.length > 0 && deps.config.assertions === 'require') {
-    const demanded = missing.flatMap(j => j.missing.filter(m => m.requiredOfClient).map(m => ({ j, m })))
-    if (demanded.length > 0) {
-      const lines = demanded.map(({ j, m }) => `${tableName(j.table)}: send ${describeRequirement(m)}`)
-      trail.summary = `missing requirement: ${unique(demanded.map(d => d.m.type)).join(', ')}`
-      return refuse(input, deps, trail, answer(400, 'BadRequestException',
-        `Cannot commit schema change without the requirements that pin the schema it was validated against: ${lines.join('; ')} ` +
-        '(this gate is configured to require them, so a concurrent change cannot slip in unchecked)', lines))
-    }
-  }
-  let outgoing = input.rawBody
-  if (missing.length > 0) {
-    // Only the requirements are added, spliced into the bytes as received: nothing is re-encoded.
-    for (const j of missing) {
-      trail.injected.push(...j.missing.map(m => judged.length > 1 ? `${tableName(j.table)}:${m.type}` : m.type))
-    }
-    outgoing = spliceRequirements(input.rawBody, missing.map(j => ({ at: j.at, requirements: j.missing })))
-  }
-
-  const warnings = judged.flatMap(j => j.evaluation.findings
-    .filter(f => f.severity === 'warn')
-    .map(finding => ({ table: judged.length > 1 ? tableName(j.table) : undefined, finding })))
-  trail.warnings = unique(warnings.map(w => w.finding.rule))
-
-  trail.forwarding = true
-  const sent = await forwardOnce(outgoing, deps)
-  if (sent.type === 'answer') return done(input, deps, trail, sent, 'error')
-  const headers: Record<string, string> = {}
-  const header = warningsHeader(warnings)
-  if (header !== undefined) headers[WARNINGS_HEADER] = header
-  return done(input, deps, trail, { ...sent, headers }, warnings.length > 0 ? 'warn' : 'allow')
-}
-
 /** Sends the commit once. A failure after the bytes left is "state unknown", never retried. */
 async function forwardOnce (body: Buffer, deps: GateDeps): Promise<GateOutcome> {
   try {
@@ -592,7 +388,7 @@ export function forwardFailure (err: unknown, deps: GateDeps): GateAnswer {
     return upstreamUnavailable(`Cannot forward commit: the upstream catalog is unreachable (${describeError(err)})`, deps.config.retryAfter)
   }
   const timeout = e.failure === 'timeout' || e.statusCode === 504 || (typeof e.code === 'string' && /TIMEOUT/i.test(e.code))
-  return answer(timeout ? 504 : 502, 'CommitStateUnknownException',
+  return answer(timeout ? ERRORS.UPSTREAM_TIMEOUT_COMMIT : ERRORS.UPSTREAM_BAD_RESPONSE_COMMIT,
     `Commit state unknown: the commit was sent to the upstream catalog but ${timeout ? 'no answer came in time' : 'its answer was lost'}` +
     ` (${describeError(err)}); reload the table to see whether it was applied`)
 }
@@ -623,22 +419,13 @@ function checkOverride (input: GateInput, deps: GateDeps, tables: readonly Table
   return read
 }
 
-function finishEarly (input: GateInput, deps: GateDeps, trail: Trail, outcome: GateOutcome, verdict: AuditVerdict): GateOutcome {
-  if (trail.summary === '') {
-    trail.summary = outcome.type === 'answer'
-      ? outcome.answer.body.error.message
-      : `base load answered ${outcome.response.statusCode}`
-  }
-  return done(input, deps, trail, outcome, verdict)
-}
-
 function refuse (input: GateInput, deps: GateDeps, trail: Trail, refusal: GateAnswer): GateOutcome {
   if (trail.summary === '') trail.summary = refusal.body.error.message
   return done(input, deps, trail, { type: 'answer', answer: refusal }, 'refused')
 }
 
 /** Writes the audit line of a decision and returns the outcome. */
-function done (input: GateInput, deps: GateDeps, trail: Trail, outcome: GateOutcome, verdict: AuditVerdict): GateOutcome {
+function done (input: GateInput, deps: GateDeps, trail: Trail, outcome: GateOutcome, verdict: Verdict): GateOutcome {
   const now = deps.now ?? Date.now
   const forwarded = outcome.type === 'upstream' && outcome.forwarded
   const status = outcome.type === 'upstream' ? outcome.response.statusCode : outcome.answer.statusCode
@@ -671,23 +458,6 @@ function oneLine (s: string, max = 1000): string {
   // eslint-disable-next-line no-control-regex
   const flat = s.replace(/[\u0000-\u001f\u007f]+/g, ' ')
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
-}
-
-/** A TableIdentifier: both members are required by the spec, so a null in either is named. */
-function readIdentifier (v: unknown): { namespace: string[], name: string } | { problem: string } {
-  if (!isJsonObject(v)) return { problem: v === undefined ? 'is missing' : v === null ? 'is null' : 'must be an object' }
-  const ns = v.namespace
-  const name = v.name
-  if (!Array.isArray(ns) || !ns.every(p => typeof p === 'string')) {
-    return { problem: `namespace ${ns === null ? 'is null (required)' : ns === undefined ? 'is missing' : 'must be an array of strings'}` }
-  }
-  if (typeof name !== 'string' || name === '') return { problem: `name ${name === null ? 'is null (required)' : 'must be a non-empty string'}` }
-  return { namespace: ns as string[], name }
-}
-
-function hasAssertCreate (request: Record<string, unknown>): boolean {
-  const reqs = request.requirements
-  return Array.isArray(reqs) && reqs.some(r => isJsonObject(r) && typeof r.type === 'string' && r.type.toLowerCase() === 'assert-create')
 }
 
 function unique<T> (items: readonly T[]): T[] {

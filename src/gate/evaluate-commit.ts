@@ -11,12 +11,12 @@ import { isObject, own, toInt } from '../iceberg/json-values.js'
 import { checkRequirements, requirementIssues, type RequirementConflict } from '../iceberg/requirements.js'
 import type { Schema, TableMetadata } from '../iceberg/types.js'
 import { ALL_RULES } from '../rules/index.js'
-import type { CommitFlow, Finding, RuleSettings } from '../rules/rule.js'
+import type { CommitFlow, Finding, JudgedVerdict, RuleSettings } from '../rules/rule.js'
 import { runRules } from '../rules/run-rules.js'
-import { decide, explain, type Verdict } from './decide.js'
+import { decide, explain } from './decide.js'
 
 export interface Evaluation {
-  readonly verdict: Verdict
+  readonly verdict: JudgedVerdict
   readonly flow: CommitFlow
   readonly conflicts: RequirementConflict[]
   readonly findings: Finding[]

@@ -5,12 +5,13 @@
  * with Retry-After (nothing was forwarded; Java retries that safely). Every message stands alone
  * because PyIceberg shows only `type: message`; `stack` holds one line per finding.
  */
-import { ruleDoc } from '../rules/index.js'
+import { errorBody, ERRORS, type ErrorDef, type IcebergErrorResponse } from '../errors.js'
+import { ruleDocLink } from '../rules/index.js'
 import type { Finding } from '../rules/rule.js'
-import { errorBody, type IcebergErrorResponse } from '../schemas/error-model.js'
+import { findingLine } from './decide.js'
 
 /** Seconds a client should wait before retrying a commit the gate could not judge. */
-export const RETRY_AFTER_SECONDS = 1
+const RETRY_AFTER_SECONDS = 1
 
 export interface GateAnswer {
   readonly statusCode: number
@@ -18,23 +19,9 @@ export interface GateAnswer {
   readonly body: IcebergErrorResponse
 }
 
-export function answer (statusCode: number, type: string, message: string, stack?: readonly string[], headers: Record<string, string> = {}): GateAnswer {
-  return { statusCode, headers, body: errorBody(statusCode, type, message, stack) }
-}
-
-/** A finding as one line: rule id, where, what changed, and the rule's own message. */
-export function findingLine (f: Finding, table?: string): string {
-  const where: string[] = []
-  if (f.path !== undefined) where.push(f.path)
-  if (f.fieldId !== undefined) where.push(`field id ${f.fieldId}`)
-  if (f.oldType !== undefined || f.newType !== undefined) where.push(`${f.oldType ?? 'none'} -> ${f.newType ?? 'none'}`)
-  const scope = table === undefined ? '' : `${table}: `
-  return `${scope}${f.rule}${where.length > 0 ? ` (${where.join(', ')})` : ''}: ${f.message}`
-}
-
-/** The rule's documentation: the catalogue's link, or the same anchor under a configured docs URL. */
-export function ruleDocLink (ruleId: string, docs?: string): string {
-  return docs === undefined ? ruleDoc(ruleId) : `${docs.replace(/#.*$/, '')}#${ruleId.toLowerCase()}`
+/** An answer of the error catalogue (`src/errors.ts`): its status and Iceberg type, this message. */
+export function answer (error: ErrorDef, message: string, stack?: readonly string[], headers: Record<string, string> = {}): GateAnswer {
+  return { statusCode: error.status, headers, body: errorBody(error.status, error.type, message, stack) }
 }
 
 /**
@@ -65,23 +52,23 @@ export function rejection (
     (docs !== '' ? ` (see ${docs})` : '')
   // Java's createTableErrorHandler reads a staged create's answer; 400 BadRequestException there
   // is a clean failure, where a 409 would read as "table already exists".
-  return answer(400, opts.stagedCreate === true ? 'BadRequestException' : 'ValidationException', message, lines)
+  return answer(opts.stagedCreate === true ? ERRORS.BAD_REQUEST : ERRORS.VALIDATION, message, lines)
 }
 
 /** A requirement that does not hold against the table as it is now. */
 export function conflict (table: string, messages: readonly string[]): GateAnswer {
   const text = messages.length > 0 ? messages.join('; ') : 'a requirement failed'
-  return answer(409, 'CommitFailedException', `Cannot commit to ${table}: ${text}`, messages)
+  return answer(ERRORS.COMMIT_CONFLICT, `Cannot commit to ${table}: ${text}`, messages)
 }
 
 /** The upstream could not be consulted, or reached, and nothing was forwarded: a definite failure, safe to retry. */
 export function upstreamUnavailable (message: string, retryAfter: number = RETRY_AFTER_SECONDS): GateAnswer {
-  return answer(503, 'ServiceUnavailableException', `${message}; nothing was committed, retry later`,
+  return answer(ERRORS.UPSTREAM_UNAVAILABLE, `${message}; nothing was committed, retry later`,
     undefined, { 'retry-after': String(retryAfter) })
 }
 
 export function badRequest (message: string): GateAnswer {
-  return answer(400, 'BadRequestException', message)
+  return answer(ERRORS.BAD_REQUEST, message)
 }
 
 /**

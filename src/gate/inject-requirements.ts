@@ -25,12 +25,10 @@
 import type { Change } from '../diff/schema-change.js'
 import type { CommitFlow } from '../rules/rule.js'
 import type { TableMetadata } from '../iceberg/types.js'
-import { isJsonObject } from './parse-commit-body.js'
+import { isObject } from '../iceberg/json-values.js'
 
-export const ASSERT_CURRENT_SCHEMA_ID = 'assert-current-schema-id'
-export const ASSERT_LAST_ASSIGNED_FIELD_ID = 'assert-last-assigned-field-id'
-
-export type AssertionsMode = 'inject' | 'require'
+const ASSERT_CURRENT_SCHEMA_ID = 'assert-current-schema-id'
+const ASSERT_LAST_ASSIGNED_FIELD_ID = 'assert-last-assigned-field-id'
 
 /** A requirement the commit lacks, with the value the gate validated. */
 export interface MissingRequirement {
@@ -96,8 +94,8 @@ function addsFields (base: TableMetadata, evaluation: EvaluatedChange): boolean 
  * would refuse every Java `ADD PARTITION FIELD` in `require` mode.
  */
 function touchesSchema (request: unknown): boolean {
-  if (!isJsonObject(request) || !Array.isArray(request.updates)) return false
-  return request.updates.some(u => isJsonObject(u) && typeof u.action === 'string' &&
+  if (!isObject(request) || !Array.isArray(request.updates)) return false
+  return request.updates.some(u => isObject(u) && typeof u.action === 'string' &&
     SCHEMA_ACTIONS.has(u.action.toLowerCase()))
 }
 
@@ -105,10 +103,10 @@ const SCHEMA_ACTIONS = new Set(['add-schema', 'set-current-schema'])
 
 function requirementTypes (request: unknown): Set<string> {
   const types = new Set<string>()
-  if (!isJsonObject(request) || !Array.isArray(request.requirements)) return types
+  if (!isObject(request) || !Array.isArray(request.requirements)) return types
   for (const r of request.requirements) {
     // Java reads the discriminator case-insensitively (UpdateRequirementParser lower-cases it).
-    if (isJsonObject(r) && typeof r.type === 'string') types.add(r.type.toLowerCase())
+    if (isObject(r) && typeof r.type === 'string') types.add(r.type.toLowerCase())
   }
   return types
 }

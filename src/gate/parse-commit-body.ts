@@ -55,8 +55,3 @@ function read (raw: Buffer, what: string, opts: Parameters<typeof readJson>[1]):
   const result = readJson(text, opts)
   return result.ok ? result : { ok: false, message: `Cannot read ${what}: ${result.problem}` }
 }
-
-export function isJsonObject (value: unknown): value is Record<string, unknown> {
-  // A LosslessNumber is an object in JS but a number in JSON (a body of `42` is no commit).
-  return value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof LosslessNumber)
-}

@@ -1,29 +1,11 @@
 /**
- * Whether `registerTable` and `registerView` are allowed in a scope. The metadata file being
- * registered lives in storage the gate does not read, so the gate cannot judge its schema before
- * the upstream accepts it; a platform team decides per scope instead, in the policy, with the
- * rule-like setting `TABLE_NO_REGISTER` (`error`: refused; `warn` or `off`: allowed, and a table's
- * history is checked and reported afterwards). A `freeze` scope refuses registration too:
- * `overwrite: true` would replace a frozen table's metadata wholesale.
+ * The gate's registration check over the policy's settings: `TABLE_NO_REGISTER`
+ * (src/rules/platform/table-no-register.ts) at `error`, or a frozen scope, refuses registerTable
+ * and registerView.
  */
-import type { Rule, RuleSettings } from '../rules/rule.js'
-import type { RegistrationCheck, TableRef } from './commit-gate.js'
-
-export const REGISTRATION_RULE = 'TABLE_NO_REGISTER'
-
-/**
- * The registry entry that lets a policy name the setting (`rules: { TABLE_NO_REGISTER: error }`)
- * like any rule, per scope. It judges no commit (no flows); the gate reads its severity when a
- * registerTable or registerView request arrives.
- */
-export const TABLE_NO_REGISTER: Rule = {
-  id: REGISTRATION_RULE,
-  category: 'platform',
-  purpose: 'Refuses registerTable and registerView in this scope (a registered metadata file was never judged by the gate).',
-  defaultSeverity: 'off',
-  flows: [],
-  check: () => []
-}
+import { REGISTRATION_RULE } from '../rules/platform/table-no-register.js'
+import type { RuleSettings } from '../rules/rule.js'
+import type { RegistrationCheck, TableRef } from './gate-types.js'
 
 export function registrationCheck (settingsFor: (table: TableRef) => RuleSettings, known: (ruleId: string) => boolean): RegistrationCheck {
   return (table) => {

@@ -14,7 +14,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { ERRORS, renderError, GateError } from '../errors.js'
 import type { StreamForwarder } from '../upstream/stream-forward.js'
-import { hasContentCoding, needsGate } from './commit-scan.js'
+import { hasContentCoding, needsGate } from '../gate/commit-scan.js'
 import { readBody } from './read-body.js'
 import { routeOf, setPreReadBody } from './request-state.js'
 

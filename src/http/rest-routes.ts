@@ -15,8 +15,10 @@
  * gains later is refused until it is added here with a treatment.
  */
 
-/** The gate's flows (src/gate/commit-gate.ts), one per write it judges. */
-export type GatedKind = 'update-table' | 'transaction' | 'create-table' | 'register-table' | 'update-view' | 'create-view' | 'register-view'
+import type { GatedKind } from '../gate/gate-types.js'
+
+/** The gate's flows (src/gate/judge-write.ts), one per write it judges. */
+export type { GatedKind }
 
 export type Treatment = 'gate' | 'pass' | 'read' | 'config'
 

@@ -26,21 +26,11 @@ import { schemaCompatibilityProblems } from './schema-compatibility.js'
 import { findSameSchema } from './schema-fingerprint.js'
 import { parseViewVersion } from './view-metadata.js'
 import type {
-  IcebergType, ParseIssue, PartitionField, PartitionSpec, Schema, SortField, SortOrder, TableData, TableMetadata,
+  ApplyIssue, IcebergType, PartitionField, PartitionSpec, Schema, SortField, SortOrder, TableData, TableMetadata,
   WholeTableMetadata, WireObject
 } from './types.js'
 
-/** An issue found while applying updates. */
-export interface ApplyIssue extends ParseIssue {
-  /** The spec rule that owns the issue; the gate reports the rest as REQUEST_WELL_FORMED. */
-  readonly rule?: string
-  /**
-   * The Java exception a catalog answers with: absent for an invalid argument (400
-   * BadRequestException), ValidationException (400), or CommitFailedException (409: the base moved
-   * on, a retry on fresh metadata may succeed).
-   */
-  readonly exception?: 'ValidationException' | 'CommitFailedException'
-}
+export type { ApplyIssue } from './types.js'
 
 export interface ApplyResult {
   readonly proposed: TableMetadata

@@ -29,5 +29,25 @@ export function namespaceLevels (decoded: string): string[] {
 /** Java `Namespace.toString()`: levels joined by dots. */
 export const namespaceName = (ns: readonly string[]): string => ns.join('.')
 
-/** Java `TableIdentifier.toString()`: `db.sub.table`. */
-export const tableName = (ns: readonly string[], name: string): string => `${namespaceName(ns)}.${name}`
+/**
+ * A table or view as the REST API names it: namespace levels and name, plus the raw `{prefix}`
+ * path segment when the route has one. The one identity type of iceguard (gate, policy, catalog,
+ * admin API); the JSON `TableIdentifier` of a request body reads into it.
+ */
+export interface TableRef {
+  readonly prefix?: string
+  readonly namespace: readonly string[]
+  readonly name: string
+}
+
+/** Java `TableIdentifier.toString()`: `db.sub.table`, or the bare name when there is no namespace. */
+export function tableName (table: Pick<TableRef, 'namespace' | 'name'>): string
+export function tableName (ns: readonly string[], name: string): string
+export function tableName (a: readonly string[] | Pick<TableRef, 'namespace' | 'name'>, name?: string): string {
+  const ref = isLevels(a) ? { namespace: a, name: name ?? '' } : a
+  return [...ref.namespace, ref.name].join('.')
+}
+
+function isLevels (a: readonly string[] | Pick<TableRef, 'namespace' | 'name'>): a is readonly string[] {
+  return Array.isArray(a)
+}

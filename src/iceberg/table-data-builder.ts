@@ -6,9 +6,8 @@
  */
 import { longValue } from './json-text.js'
 import { isObject, jsonEquals, own, toLongText } from './json-values.js'
-import type { ApplyIssue } from './metadata-builder.js'
 import { plainRecord } from './parse.js'
-import type { TableData, WireObject } from './types.js'
+import type { ApplyIssue, TableData, WireObject } from './types.js'
 
 export const MAIN = 'main'
 export const REF_RETENTION = ['min-snapshots-to-keep', 'max-snapshot-age-ms', 'max-ref-age-ms'] as const

@@ -173,3 +173,15 @@ export interface ViewMetadata {
   /** Top-level members this model does not know, in order. */
   readonly extra: ReadonlyArray<readonly [string, unknown]>
 }
+
+/** An issue found while applying updates. */
+export interface ApplyIssue extends ParseIssue {
+  /** The spec rule that owns the issue; the gate reports the rest as REQUEST_WELL_FORMED. */
+  readonly rule?: string
+  /**
+   * The Java exception a catalog answers with: absent for an invalid argument (400
+   * BadRequestException), ValidationException (400), or CommitFailedException (409: the base moved
+   * on, a retry on fresh metadata may succeed).
+   */
+  readonly exception?: 'ValidationException' | 'CommitFailedException'
+}

@@ -3,7 +3,6 @@
  * decisions and findings come from its audit records, base loads from wrapping its table loader.
  */
 import type { AuditRecord, AuditSink } from '../audit/audit-log.js'
-import type { BaseLoad } from '../gate/commit-gate.js'
 import { metrics as processMetrics, type BaseLoadOutcome, type IceguardMetrics } from './iceguard-metrics.js'
 import type { BoundCounter } from './registry.js'
 
@@ -52,7 +51,13 @@ export function metricsAuditSink (m: IceguardMetrics = processMetrics): AuditSin
   }
 }
 
-function outcomeOf (load: BaseLoad): BaseLoadOutcome {
+/** What a base load answered, as far as counting goes (the gate's `BaseLoad`, src/gate/gate-types.ts). */
+interface CountedLoad {
+  readonly status: number
+  readonly metadata?: unknown
+}
+
+function outcomeOf (load: CountedLoad): BaseLoadOutcome {
   if (load.status === 200) return load.metadata !== undefined ? 'loaded' : 'failed'
   if (load.status === 404) return 'not-found'
   if (load.status === 401 || load.status === 403 || load.status === 419) return 'refused'
@@ -60,10 +65,10 @@ function outcomeOf (load: BaseLoad): BaseLoadOutcome {
 }
 
 /** Wraps a base-metadata loader so every load is counted by outcome (`failed` when it throws). */
-export function countBaseLoads<A extends unknown[]> (
-  load: (...args: A) => Promise<BaseLoad>,
+export function countBaseLoads<A extends unknown[], L extends CountedLoad> (
+  load: (...args: A) => Promise<L>,
   m: IceguardMetrics = processMetrics
-): (...args: A) => Promise<BaseLoad> {
+): (...args: A) => Promise<L> {
   return async (...args: A) => {
     try {
       const result = await load(...args)

@@ -1,6 +1,6 @@
 /** The policy module's public surface: load, resolve, hold, and break-glass. */
 export { parsePolicy, loadPolicyFile, loadPolicy, type ParsePolicyOptions } from './load-policy.js'
-export { resolvePolicy, applicableScopes, type EffectivePolicy, type PolicyExplanation, type ExplainedRule, type ExplainedException, type Sourced, type TableIdent } from './resolve-policy.js'
+export { resolvePolicy, applicableScopes, type EffectivePolicy, type PolicyExplanation, type ExplainedRule, type ExplainedException, type Sourced } from './resolve-policy.js'
 export { PolicyStore, type ReloadResult, type PolicyStoreEvent, type PolicyStoreOptions } from './policy-store.js'
 export { PolicyError } from './policy-error.js'
 export { formatIssue, type PolicyIssue } from './yaml-source.js'

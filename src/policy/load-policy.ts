@@ -15,8 +15,9 @@ import type { Policy, PolicyException, PolicyScope, RuleSetting, ScopeSettings }
 import { DEFAULT_PRESET, isPresetName, presetPolicy, presetScope } from './presets.js'
 import type { PresetName } from './policy-schema.js'
 import { schemaIssues, sortIssues } from './schema-issues.js'
-import { splitDotted } from './scope-match.js'
+import { splitDotted } from '../rules/path-glob.js'
 import { readYaml, type PolicyIssue, type YamlSource } from './yaml-source.js'
+import { isObject } from '../iceberg/json-values.js'
 
 const checkPolicy = TypeCompiler.Compile(PolicySchema)
 
@@ -61,10 +62,6 @@ interface Ctx {
   readonly errors: PolicyIssue[]
   readonly baseDir: string
   readonly readFile: (path: string) => string
-}
-
-function isObject (v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
 function scopeSettings (ctx: Ctx, at: readonly string[], raw: unknown): ScopeSettings {

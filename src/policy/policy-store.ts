@@ -9,7 +9,8 @@ import { loadPolicy } from './load-policy.js'
 import type { Policy } from './policy.js'
 import { PolicyError } from './policy-error.js'
 import { isPresetName } from './presets.js'
-import { resolvePolicy, type EffectivePolicy, type TableIdent } from './resolve-policy.js'
+import type { TableRef } from '../iceberg/rest-path.js'
+import { resolvePolicy, type EffectivePolicy } from './resolve-policy.js'
 import type { PolicyIssue } from './yaml-source.js'
 
 export type ReloadResult =
@@ -50,7 +51,7 @@ export class PolicyStore {
   /** Why the last reload failed, until a reload succeeds. */
   get lastError (): string | undefined { return this.#lastError }
 
-  resolve (ident: TableIdent, now?: Date): EffectivePolicy {
+  resolve (ident: TableRef, now?: Date): EffectivePolicy {
     return resolvePolicy(this.#policy, ident, now)
   }
 

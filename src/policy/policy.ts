@@ -2,7 +2,7 @@
  * The loaded policy: scopes in file order, each with the settings it states. Nothing is merged
  * here; `resolvePolicy` merges per table, so the effective view can say where each value came from.
  */
-import type { Contract } from './contract.js'
+import type { Contract } from '../contract/contract.js'
 import type { CompatibilityLevel, RuleSeveritySetting } from './policy-schema.js'
 
 export type PolicyMode = 'enforce' | 'warn' | 'freeze'

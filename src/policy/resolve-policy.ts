@@ -9,15 +9,11 @@
  */
 import { ALL_RULES, ruleById } from '../rules/index.js'
 import type { RuleSettings, RuleSeverity } from '../rules/rule.js'
-import type { Contract } from './contract.js'
+import type { Contract } from '../contract/contract.js'
 import type { CompatibilityLevel } from './policy-schema.js'
 import type { Policy, PolicyException, PolicyMode, PolicyScope } from './policy.js'
-import { literalSegments, matchSegments, namespaceMatchDepth, pathCovers, splitDotted } from './scope-match.js'
-
-export interface TableIdent {
-  readonly namespace: readonly string[]
-  readonly name: string
-}
+import { literalSegments, matchSegments, namespaceMatchDepth, pathCovers, splitDotted } from '../rules/path-glob.js'
+import type { TableRef } from '../iceberg/rest-path.js'
 
 /** A value and the scope label it came from (`builtin:recommended`, `global`, `namespace:finance`, `table:finance.orders`). */
 export interface Sourced<T> {
@@ -78,7 +74,7 @@ function compareKeys (a: Applicable, b: Applicable): number {
 }
 
 /** Scopes that apply to the table, least specific first (the last one wins a conflict). */
-export function applicableScopes (policy: Policy, ident: TableIdent): PolicyScope[] {
+export function applicableScopes (policy: Policy, ident: TableRef): PolicyScope[] {
   const full = [...ident.namespace, ident.name]
   const out: Applicable[] = []
   policy.scopes.forEach((scope, order) => {
@@ -102,7 +98,7 @@ function isExpired (e: PolicyException, now: Date): boolean {
   return e.expires !== undefined && now.getTime() >= e.expires.getTime()
 }
 
-export function resolvePolicy (policy: Policy, ident: TableIdent, now: Date = new Date()): EffectivePolicy {
+export function resolvePolicy (policy: Policy, ident: TableRef, now: Date = new Date()): EffectivePolicy {
   const scopes = applicableScopes(policy, ident)
   const full = [...ident.namespace, ident.name]
   const table = full.join('.')

@@ -5,7 +5,7 @@
 import type { Rule, RuleCategory, RuleSeverity } from './rule.js'
 import { PLATFORM_RULES } from './platform/index.js'
 import { SPEC_RULE_LIST } from './spec/index.js'
-import { TABLE_NO_REGISTER } from '../gate/registration.js'
+import { TABLE_NO_REGISTER } from './platform/table-no-register.js'
 
 /** The Iceberg spec's rules (category 'spec', default severity 'error'). */
 export const SPEC_RULES: readonly Rule[] = SPEC_RULE_LIST
@@ -29,8 +29,13 @@ export interface RuleInfo {
 }
 
 /** Documentation link of a rule id. */
-export function ruleDoc (id: string): string {
+function ruleDoc (id: string): string {
   return `docs/rules.md#${id.toLowerCase()}`
+}
+
+/** The rule's documentation: the catalogue's link, or the same anchor under a configured docs URL. */
+export function ruleDocLink (ruleId: string, docs?: string): string {
+  return docs === undefined ? ruleDoc(ruleId) : `${docs.replace(/#.*$/, '')}#${ruleId.toLowerCase()}`
 }
 
 /** Built on first use: asked once per rule for every commit (its default severity). */

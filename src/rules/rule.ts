@@ -11,6 +11,15 @@ export type Severity = 'error' | 'warn'
 export type RuleSeverity = Severity | 'off'
 export type RuleCategory = 'spec' | 'platform'
 
+/**
+ * What was decided about a write, the one verdict type of iceguard. Judging a change reaches the
+ * first four (`JudgedVerdict`: the dry-run API and the CLI report those); the gate adds `refused`
+ * (answered without judging the content: an unreadable body, a missing requirement, registration
+ * off) and `error` (the upstream could not be consulted, or the forwarded commit's answer was lost).
+ */
+export type Verdict = JudgedVerdict | 'refused' | 'error'
+export type JudgedVerdict = 'allow' | 'warn' | 'deny' | 'conflict'
+
 /** How the commit relates to the table: decides which rules apply and how. */
 export type CommitFlow =
   | 'update'          // a schema evolution of an existing table

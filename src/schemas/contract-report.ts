@@ -1,7 +1,7 @@
 /** `GET /admin/v1/namespaces/{ns}/tables/{table}/contract`: the table's contract and whether the current schema meets it. */
 import { Type, type Static } from '@sinclair/typebox'
-import type { Contract, ContractViolation } from '../policy/contract.js'
-import { contractTypeToString } from '../policy/contract-type.js'
+import type { Contract, ContractViolation } from '../contract/contract.js'
+import { contractTypeToString } from '../contract/contract-type.js'
 import { TableIdentifierSchema, type TableIdentifier } from './iceberg-rest.js'
 import { ref } from './ref.js'
 

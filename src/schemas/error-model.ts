@@ -17,5 +17,4 @@ export const IcebergErrorResponseSchema = Type.Object({
 }, { $id: 'IcebergErrorResponse', additionalProperties: false, description: 'JSON wrapper for all error responses (non-2xx)' })
 
 export type ErrorModel = Static<typeof ErrorModelSchema>
-// The renderer lives with the error catalogue; re-exported so shape and builder sit side by side.
-export { errorBody, type IcebergErrorResponse } from '../errors.js'
+export type IcebergErrorResponse = Static<typeof IcebergErrorResponseSchema>

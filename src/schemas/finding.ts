@@ -4,8 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import type { Finding } from '../rules/rule.js'
-import { ruleCatalogue } from '../rules/index.js'
-import { ruleDocLink } from '../gate/gate-answers.js'
+import { ruleCatalogue, ruleDocLink } from '../rules/index.js'
 import { ref } from './ref.js'
 
 /** Every rule id iceguard can report; the OpenAPI enum is generated from the rule catalogue. */

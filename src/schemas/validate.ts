@@ -5,16 +5,17 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import type { Change } from '../diff/schema-change.js'
-import type { Finding } from '../rules/rule.js'
+import type { Finding, JudgedVerdict } from '../rules/rule.js'
 import { changeToWire, SchemaChangeSchema } from './change.js'
 import { FindingSchema, findingToWire } from './finding.js'
 import { CommitTableRequestSchema, CommitTransactionRequestSchema, TableIdentifierSchema, TableMetadataJsonSchema } from './iceberg-rest.js'
 import { ref } from './ref.js'
+import { tableName } from '../iceberg/rest-path.js'
 
 export const VerdictSchema = Type.Union([Type.Literal('allow'), Type.Literal('warn'), Type.Literal('deny'), Type.Literal('conflict')], {
   $id: 'Verdict',
   description: 'allow: would be forwarded. warn: forwarded, with warnings. deny: refused with 400. conflict: the base the request asserts is not the table\'s (409).'
-})
+}) satisfies { static: JudgedVerdict }
 
 export const CommitFlowSchema = Type.Union(
   ['update', 'revert', 'create', 'staged-create', 'replace', 'view'].map(f => Type.Literal(f)),
@@ -70,7 +71,8 @@ export const ValidateResponseSchema = Type.Object({
 export type ValidateRequest = Static<typeof ValidateRequestSchema>
 export type ValidateResponse = Static<typeof ValidateResponseSchema>
 export type TableValidation = Static<typeof TableValidationSchema>
-export type Verdict = Static<typeof VerdictSchema>
+/** The verdict type is the engine's (src/rules/rule.ts); `VerdictSchema` is its wire form. */
+export type Verdict = JudgedVerdict
 
 /** The parts of the engine's Evaluation the wire form carries. */
 export interface EvaluationView {
@@ -105,7 +107,7 @@ const RANK: Readonly<Record<Verdict, number>> = { allow: 0, warn: 1, conflict: 2
  */
 export function transactionToWire (tables: readonly TableValidation[]): ValidateResponse {
   const worst = tables.reduce<Verdict>((w, t) => RANK[t.verdict] > RANK[w] ? t.verdict : w, 'allow')
-  const name = (t: TableValidation): string => [...t.table.namespace, t.table.name].join('.')
+  const name = (t: TableValidation): string => tableName(t.table)
   const findings = tables.flatMap(t => t.findings.map(f => ({ ...f, message: `${name(t)}: ${f.message}` })))
   return {
     verdict: worst,

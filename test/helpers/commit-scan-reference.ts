@@ -1,11 +1,11 @@
 /**
- * The commit scanner as it was before the one-pass validator (src/http/commit-scan.ts): find every
+ * The commit scanner as it was before the one-pass validator (src/gate/commit-scan.ts): find every
  * `action` key with a forgiving scan, then prove the body strict JSON with `buffer.isUtf8` and
  * `JSON.parse`. Kept as the oracle the new scanner must agree with on every body
  * (test/commit-scan.test.ts) and as the "before" row of bench/scan-parts.ts.
  */
 import { isUtf8 } from 'node:buffer'
-import { DATA_ACTIONS } from '../../src/http/commit-scan.js'
+import { DATA_ACTIONS } from '../../src/gate/commit-scan.js'
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c

@@ -194,7 +194,7 @@ t.test('evaluateCommit: flows, verdicts and explanations', async t => {
   ;(narrowed[2] as { type: string }).type = 'decimal(8, 2)'
   const bad = evaluateCommit({ base, request: { updates: addSchema(narrowed) }, settings: SPEC_ONLY_SETTINGS })
   t.equal(bad.verdict, 'deny')
-  t.equal(bad.explanation, 'Schema change rejected (1 error): TYPE_PROMOTION_VALID: Cannot change column type: price (id 3): decimal(10, 2) -> decimal(8, 2)')
+  t.equal(bad.explanation, 'Schema change rejected (1 error): TYPE_PROMOTION_VALID (price, field id 3, decimal(10, 2) -> decimal(8, 2)): Cannot change column type: price (id 3): decimal(10, 2) -> decimal(8, 2)')
   t.same(bad.findings[0], {
     rule: 'TYPE_PROMOTION_VALID', severity: 'error', fieldId: 3, path: 'price', oldType: 'decimal(10, 2)', newType: 'decimal(8, 2)',
     message: 'Cannot change column type: price (id 3): decimal(10, 2) -> decimal(8, 2)', explanation: bad.findings[0]?.explanation
@@ -299,7 +299,7 @@ t.test('decide and explain', async t => {
   t.equal(decide({ conflicts: [{ type: 'assert-create', message: 'm' }], findings: [err], mode: 'enforce', schemaTouched: true }).verdict, 'conflict')
   t.equal(decide({ conflicts: [], findings: [], mode: 'freeze', schemaTouched: false }).verdict, 'allow')
   t.equal(decide({ conflicts: [], findings: [], mode: 'freeze', schemaTouched: true }).findings[0]?.rule, TABLE_FROZEN)
-  t.equal(explain('deny', [err, warn], [], 2), 'Schema change rejected (1 error): Y: Cannot c: d; warnings: X: Cannot a: b')
+  t.equal(explain('deny', [err, warn], [], 2), 'Schema change rejected (1 error): Y (p, field id 3): Cannot c: d; warnings: X: Cannot a: b')
 })
 
 t.test('PARTITION_NAME_NOT_TAKEN: which names collide with a partition field, as Java rebinds specs', async t => {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { typeToString } from '../../iceberg/print.js'
 import { indexSchema } from '../../iceberg/schema-index.js'
-import { pathCovers } from '../../policy/scope-match.js'
+import { pathCovers } from '../path-glob.js'
 import type { PlatformRule } from './platform-rule.js'
 import { stringListOption, subtree } from './support.js'
 

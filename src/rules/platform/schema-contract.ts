@@ -1,4 +1,4 @@
-import { checkContract, type Contract, type ContractViolation } from '../../policy/contract.js'
+import { checkContract, type Contract, type ContractViolation } from '../../contract/contract.js'
 import type { PlatformRule } from './platform-rule.js'
 
 function isContract (v: unknown): v is Contract {

@@ -1,0 +1,7 @@
+// Lint: neostandard (standard's rules for flat config) with its TypeScript support.
+import neostandard from 'neostandard'
+
+export default neostandard({
+  ts: true,
+  ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.tap/**']
+})
