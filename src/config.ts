@@ -45,6 +45,16 @@ export interface Config {
   readonly assertions: AssertionMode
   /** HMAC secret of break-glass override tokens (env only); undefined: overrides are refused. */
   readonly overrideSecret: string | undefined
+  /** Folder of the embedded decision store (`decisions.sqlite`); undefined with no database URL: in memory. */
+  readonly stateDir: string | undefined
+  /** PostgreSQL URL of a decision store shared by several replicas; wins over `stateDir`. */
+  readonly databaseUrl: string | undefined
+  /** Days decisions are kept; 0 keeps them forever. */
+  readonly decisionRetentionDays: number
+  /** Global webhook for denied, warned and overridden decisions (env only). */
+  readonly webhookUrl: string | undefined
+  /** HMAC secret signing webhook bodies (env only). */
+  readonly webhookSecret: string | undefined
 }
 
 export class ConfigError extends Error {
@@ -73,7 +83,8 @@ export const DEFAULTS = {
   bodyLimit: 10 * 1024 * 1024,
   upstreamMaxResponse: 256 * 1024 * 1024,
   logLevel: 'info' as LogLevel,
-  assertions: 'inject' as AssertionMode
+  assertions: 'inject' as AssertionMode,
+  decisionRetentionDays: 90
 } as const
 
 interface OptionSpec {
@@ -102,6 +113,9 @@ export const OPTIONS: Readonly<Record<string, OptionSpec>> = {
   warehouse: { env: 'ICEGUARD_WAREHOUSE', type: 'string', help: 'embedded catalog: warehouse folder' },
   memory: { env: 'ICEGUARD_MEMORY', type: 'boolean', help: 'embedded catalog: keep everything in memory' },
   policy: { env: 'ICEGUARD_POLICY', type: 'string', help: 'policy YAML file' },
+  'state-dir': { env: 'ICEGUARD_STATE_DIR', type: 'string', help: 'folder of the decision log (SQLite); default: iceguard-state next to the warehouse' },
+  'database-url': { env: 'ICEGUARD_DATABASE_URL', type: 'string', help: 'postgres://… decision log shared by several replicas (instead of --state-dir)' },
+  'decision-retention': { env: 'ICEGUARD_DECISION_RETENTION', type: 'string', help: `days decisions are kept, 0 = forever (default ${DEFAULTS.decisionRetentionDays})` },
   'require-assertions': { type: 'boolean', help: 'reject schema commits without assert-current-schema-id (ICEGUARD_ASSERTIONS=inject|require)' },
   help: { type: 'boolean', help: 'print this help' }
 }
@@ -114,7 +128,8 @@ export function usage (): string {
     lines.push(`  ${flag.padEnd(36)} ${spec.help}${env}`)
   }
   lines.push('', 'Environment only: ICEGUARD_ADMIN_TOKEN (admin API bearer token), ICEGUARD_ASSERTIONS=inject|require,',
-    '  ICEGUARD_OVERRIDE_SECRET (HMAC secret of break-glass override tokens)')
+    '  ICEGUARD_OVERRIDE_SECRET (HMAC secret of break-glass override tokens),',
+    '  ICEGUARD_WEBHOOK_URL and ICEGUARD_WEBHOOK_SECRET (webhook for denied, warned and overridden decisions)')
   return lines.join('\n')
 }
 
@@ -169,6 +184,17 @@ export function loadConfig (argv: readonly string[] = [], env: NodeJS.ProcessEnv
     problems.push(`--upstream-max-response/ICEGUARD_UPSTREAM_MAX_RESPONSE: "${maxResponseText}" is not a size of at least 1KiB such as 64MiB`)
   }
 
+  const databaseUrl = str('database-url')
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//i.test(databaseUrl)) {
+    problems.push('--database-url/ICEGUARD_DATABASE_URL: must start with postgres:// or postgresql://')
+  }
+  const webhookText = env.ICEGUARD_WEBHOOK_URL?.trim()
+  let webhookUrl: string | undefined
+  if (webhookText !== undefined && webhookText !== '') {
+    if (URL.canParse(webhookText) && /^https?:$/.test(new URL(webhookText).protocol)) webhookUrl = new URL(webhookText).href
+    else problems.push(`ICEGUARD_WEBHOOK_URL: "${webhookText}" is not an http:// or https:// URL`)
+  }
+
   const config: Config = {
     port,
     host,
@@ -192,7 +218,12 @@ export function loadConfig (argv: readonly string[] = [], env: NodeJS.ProcessEnv
     policyPath: str('policy'),
     adminToken: env.ICEGUARD_ADMIN_TOKEN === undefined || env.ICEGUARD_ADMIN_TOKEN === '' ? undefined : env.ICEGUARD_ADMIN_TOKEN,
     assertions,
-    overrideSecret: env.ICEGUARD_OVERRIDE_SECRET === undefined || env.ICEGUARD_OVERRIDE_SECRET === '' ? undefined : env.ICEGUARD_OVERRIDE_SECRET
+    overrideSecret: env.ICEGUARD_OVERRIDE_SECRET === undefined || env.ICEGUARD_OVERRIDE_SECRET === '' ? undefined : env.ICEGUARD_OVERRIDE_SECRET,
+    stateDir: str('state-dir'),
+    databaseUrl,
+    decisionRetentionDays: int(problems, 'decision-retention', str('decision-retention'), DEFAULTS.decisionRetentionDays, 0, 36_500),
+    webhookUrl,
+    webhookSecret: env.ICEGUARD_WEBHOOK_SECRET === undefined || env.ICEGUARD_WEBHOOK_SECRET === '' ? undefined : env.ICEGUARD_WEBHOOK_SECRET
   }
   if (config.memory && config.warehouse !== undefined) {
     problems.push('--memory and --warehouse/ICEGUARD_WAREHOUSE cannot be combined: choose one')

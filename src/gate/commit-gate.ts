@@ -15,7 +15,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import { principalFromHeaders } from '../audit/principal.js'
-import type { AuditRecord, AuditSink, AuditVerdict } from '../audit/audit-log.js'
+import type { AuditRecord, AuditSink, AuditVerdict, DecidedTable } from '../audit/audit-log.js'
 import { parseViewVersion } from '../iceberg/view-metadata.js'
 import type { ParseIssue, TableMetadata } from '../iceberg/types.js'
 import type { Finding, RuleSettings } from '../rules/rule.js'
@@ -172,6 +172,8 @@ interface Trail {
   summary: string
   injected: string[]
   override?: OverrideGrant
+  /** Each judged table's findings and diff summary, for the decision log. */
+  decided?: DecidedTable[]
   /** Set once the commit is handed to the upstream. */
   forwarding: boolean
 }
@@ -517,6 +519,7 @@ async function decideAndForward (
   trail.flows = unique(judged.map(j => j.evaluation.flow))
   trail.summary = judged.map(j => judged.length > 1 ? `${tableName(j.table)}: ${j.evaluation.summary}` : j.evaluation.summary).join(' | ')
   trail.rules = unique(judged.flatMap(j => j.evaluation.findings.map(f => f.rule)))
+  trail.decided = judged.map(j => ({ namespace: j.table.namespace, name: j.table.name, findings: j.evaluation.findings, summary: j.evaluation.summary }))
   const used = judged.find(j => j.override !== undefined)?.override
   if (used !== undefined) trail.override = used
   const stagedCreate = judged.some(j => j.evaluation.flow === 'staged-create')
@@ -657,7 +660,8 @@ function done (input: GateInput, deps: GateDeps, trail: Trail, outcome: GateOutc
     ...(forwarded ? { upstreamStatus: status } : {}),
     forwarded,
     durationMs: Math.max(0, now() - trail.started),
-    ...(trail.override !== undefined ? { overrideId: trail.override.id, overrideRules: trail.override.rules } : {})
+    ...(trail.override !== undefined ? { overrideId: trail.override.id, overrideRules: trail.override.rules } : {}),
+    ...(trail.decided !== undefined ? { decided: trail.decided } : {})
   }
   try {
     deps.audit.record(record)
