@@ -15,6 +15,7 @@ export default async function routes (app: FastifyInstance): Promise<void> {
     readBase: app.gate.readBase,
     policy: app.policyStore,
     adminToken: app.config.adminToken,
+    decisions: app.decisions,
     ...(app.config.overrideSecret === undefined ? {} : { overrideSecret: app.config.overrideSecret })
   })
   await app.register(iceberg)

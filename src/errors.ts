@@ -61,6 +61,8 @@ export const ERRORS = Object.freeze({
   UPSTREAM_UNAVAILABLE: def('UPSTREAM_UNAVAILABLE', 503, 'ServiceUnavailableException'),
   /** Nothing was forwarded: this instance is shutting down. Safe to retry on a new connection. */
   SHUTTING_DOWN: def('SHUTTING_DOWN', 503, 'ServiceUnavailableException'),
+  /** Admin API: the decision store (SQLite file or PostgreSQL) could not be read or written. Retry later. */
+  STORE_UNAVAILABLE: def('STORE_UNAVAILABLE', 503, 'ServiceUnavailableException'),
   /** The upstream did not answer a read in time. */
   UPSTREAM_TIMEOUT: def('UPSTREAM_TIMEOUT', 504, 'GatewayTimeoutException'),
   /** The upstream did not answer a forwarded write in time: its outcome is unknown. */

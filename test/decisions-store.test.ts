@@ -80,13 +80,16 @@ async function storeChecks (t: Test, open: () => SqlDriver): Promise<void> {
   await store.recordOverride({ id: 'tok1', table: 'other.table', rules: [], expiresAt: T0, source: 'seen' })
   t.match(await store.getOverride('tok1'), { table: 'finance.orders', reason: 'incident 7', source: 'minted' }, 'the first record of a token wins')
   t.same(await store.revokedIds(T0), [], 'nothing revoked yet')
-  const revoked = await store.revokeOverride('tok1', 'token:admin', T0 + 60_000)
+  const revoked = await store.revokeOverride('tok1', 'token:admin', T0 + 60_000, T0 + 7 * 86400_000)
   t.match(revoked, { revokedAt: T0 + 60_000, revokedBy: 'token:admin' }, 'revoking stamps who and when')
-  await store.revokeOverride('tok1', 'token:later', T0 + 120_000)
+  await store.revokeOverride('tok1', 'token:later', T0 + 120_000, T0 + 7 * 86400_000)
   t.match(await store.getOverride('tok1'), { revokedAt: T0 + 60_000, revokedBy: 'token:admin' }, 'revoking twice keeps the first')
   t.same(await store.revokedIds(T0), ['tok1'], 'the revoked id is listed while the token could still be used')
   t.same(await store.revokedIds(T0 + 3600_000), [], 'and no longer once it expired')
   t.same((await store.listOverrides({ activeAt: T0 })).map(o => o.id), [], 'a revoked token is not active')
+  t.match(await store.revokeOverride('offline', undefined, T0, T0 + 7 * 86400_000), { id: 'offline', source: 'revoked', revokedAt: T0, expiresAt: T0 + 7 * 86400_000 },
+    'a token never seen can be revoked ahead of its first use')
+  t.same((await store.revokedIds(T0)).sort(), ['offline', 'tok1'], 'and is refused from then on')
 
   // Outbox leases.
   await store.insert([decision(100)], [{ id: 'm1', decisionId: 'd100', url: 'http://127.0.0.1:9/hook', secretRef: 'global', body: '{}' }], T0)

@@ -40,8 +40,8 @@ export interface OverrideRecord {
   readonly mintedBy?: string
   readonly issuedAt?: number
   readonly expiresAt: number
-  /** `minted`: through the admin API; `seen`: first known when the gate accepted it. */
-  readonly source: 'minted' | 'seen'
+  /** `minted`: through the admin API; `seen`: first known when the gate accepted it; `revoked`: revoked before it was seen. */
+  readonly source: 'minted' | 'seen' | 'revoked'
   readonly revokedAt?: number
   readonly revokedBy?: string
 }
@@ -169,10 +169,17 @@ export class DecisionStore {
     return rows[0] === undefined ? undefined : toOverride(rows[0])
   }
 
-  /** Marks a token revoked; false when no such token is recorded. Revoking twice keeps the first time. */
-  async revokeOverride (id: string, by: string | undefined, at: number): Promise<OverrideRecord | undefined> {
-    await (await this.#db()).run('UPDATE override_tokens SET revoked_at = ?, revoked_by = ? WHERE id = ? AND revoked_at IS NULL', [at, by ?? null, id])
-    return await this.getOverride(id)
+  /**
+   * Marks a token revoked; revoking twice keeps the first time. A token iceguard has not seen
+   * (minted offline and not used yet) is recorded as `revoked` until `unknownExpiresAt`, the
+   * latest it could expire, so it is refused when it arrives.
+   */
+  async revokeOverride (id: string, by: string | undefined, at: number, unknownExpiresAt: number): Promise<OverrideRecord> {
+    await (await this.#db()).transaction(async (tx) => {
+      await recordOverride(tx, { id, table: '', rules: [], expiresAt: unknownExpiresAt, source: 'revoked' })
+      await tx.run('UPDATE override_tokens SET revoked_at = ?, revoked_by = ? WHERE id = ? AND revoked_at IS NULL', [at, by ?? null, id])
+    })
+    return await this.getOverride(id) as OverrideRecord
   }
 
   /** Ids of every revoked token that has not expired yet (expired ones are refused anyway). */
@@ -226,7 +233,7 @@ export class DecisionStore {
   }
 
   async close (): Promise<void> {
-    await (await this.#db()).close()
+    await this.driver.close()
   }
 }
 
@@ -281,7 +288,7 @@ function toOverride (r: Row): OverrideRecord {
     ...(mintedBy !== undefined ? { mintedBy } : {}),
     ...(issuedAt !== undefined ? { issuedAt } : {}),
     expiresAt: Number(r.expires_at),
-    source: String(r.source) === 'minted' ? 'minted' : 'seen',
+    source: r.source === 'minted' || r.source === 'revoked' ? r.source : 'seen',
     ...(revokedAt !== undefined ? { revokedAt } : {}),
     ...(revokedBy !== undefined ? { revokedBy } : {})
   }
