@@ -17,6 +17,16 @@ import { startCatalog, startProxy, type RunningCatalog, type RunningProxy } from
 import { cloneSchema, clientShapes, createFixtureTable, loadMeta, posts } from './helpers/gate-fixtures.js'
 import { postgresSkip, startPostgres } from './helpers/postgres.js'
 import { metrics } from '../src/metrics/iceguard-metrics.js'
+import { run } from '../src/cli/main.js'
+import type { CliIo } from '../src/cli/cli-io.js'
+
+async function cli (args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number, out: string, err: string }> {
+  let out = ''
+  let err = ''
+  const io: CliIo = { stdout: (s) => { out += s }, stderr: (s) => { err += s }, env, cwd: process.cwd() }
+  const code = await run(args, io)
+  return { code, out, err }
+}
 
 const ADMIN = 'admin-token-for-tests'
 const SECRET = 'override-secret-for-tests-0123456789'
@@ -126,12 +136,12 @@ t.test('SQLite: decisions of both transports are listed, filtered, read, and sur
   t.ok((await call(`${proxy.url}/admin/v1/decisions?since=${since}`)).json.decisions.every((d: any) => d.time >= deny.time), 'since bounds the time')
 
   const paged: string[] = []
-  let token: string | null = null
+  let pageToken: string | null = null
   do {
-    const page: Json = await call(`${proxy.url}/admin/v1/decisions?page-size=2${token === null ? '' : `&page-token=${token}`}`)
+    const page: Json = await call(`${proxy.url}/admin/v1/decisions?page-size=2${pageToken === null ? '' : `&page-token=${pageToken}`}`)
     paged.push(...page.json.decisions.map((d: any) => d.id))
-    token = page.json['next-page-token']
-  } while (token !== null)
+    pageToken = page.json['next-page-token']
+  } while (pageToken !== null)
   t.same(paged, list.map(d => d.id), 'pages of two give the same list')
 
   t.same((await call(`${proxy.url}/admin/v1/decisions/${deny.id}`)).json, deny, 'one decision by id')
@@ -142,9 +152,37 @@ t.test('SQLite: decisions of both transports are listed, filtered, read, and sur
   t.match(bad, { status: 400, json: { error: { code: 400, message: /since/ } } }, 'a bad filter is a 400 naming it')
   t.match(await call(`${proxy.url}/admin/v1/decisions?page-token=xyz`), { status: 400, json: { error: { message: /page-token/ } } }, 'so is a bad page token')
 
+  const listed = await cli(['decisions', '--url', proxy.url, '--verdict', 'deny', '--limit', '1'])
+  t.equal(listed.code, 0, 'iceguard decisions lists')
+  t.equal(listed.out.split('\n').filter(l => /^\d{4}-/.test(l)).length, 1, 'as many as --limit asks')
+  t.match(listed.out, new RegExp(`deny\\s+db\\.orders\\s+update-table\\s+-\\s+COLUMN_NO_DROP\\s+${list[0].verdict === 'deny' ? list[0].id : list[1].id}`), 'one line per decision: time, verdict, table, kind, principal, rules, id')
+  t.match(listed.out, /error COLUMN_NO_DROP: Cannot drop/, 'then its findings')
+  const asJson = await cli(['decisions', '--url', proxy.url, '--rule', 'COLUMN_NO_DROP', '--format', 'json'])
+  t.same(JSON.parse(asJson.out).decisions.map((d: any) => d.id), list.filter(d => d.verdict === 'deny').map(d => d.id), '--format json gives the API\'s records, following pages')
+
+  const minted = await cli(['override', '--url', proxy.url, '--table', 'db.orders', '--rule', 'COLUMN_NO_DROP', '--ttl', '1h', '--reason', 'incident 7'], { ICEGUARD_ADMIN_TOKEN: ADMIN })
+  t.equal(minted.code, 0, 'iceguard override --url mints on the server')
+  const token = minted.out.trim()
+  const allowed = await evolve(proxy.url, 'drop-qty', conns['node:http'], { 'x-iceguard-override': token })
+  t.equal(allowed.status, 200, 'the minted token lets the drop through')
+  const records = await cli(['override', '--url', proxy.url, '--list'])
+  t.match(records.out, /db\.orders\s+COLUMN_NO_DROP\s+expires \S+\s+token:\w+\s+incident 7/, '--list shows its record')
+  const id = records.out.split(/\s+/)[0] as string
+  const revoked = await cli(['override', '--url', proxy.url, '--revoke', id], { ICEGUARD_ADMIN_TOKEN: ADMIN })
+  t.same([revoked.code, revoked.out], [0, `revoked ${id}\n`], '--revoke revokes it')
+  t.equal((await evolve(proxy.url, 'drop-qty', conns['fast lane'], { 'x-iceguard-override': token })).status, 400, 'and the gate refuses it from then on')
+  const noAdmin = await cli(['override', '--url', proxy.url, '--revoke', id])
+  t.equal(noAdmin.code, 3, 'without the admin token the server refuses')
+  t.match(noAdmin.err, /NotAuthorizedException/, 'and the CLI says why')
+  await flushed(proxy)
+  const newest = (await call(`${proxy.url}/admin/v1/decisions?page-size=100`)).json.decisions as any[]
+
   await proxy.close()
   const again = await startProxy(t, { upstream: catalog.url, policy, 'state-dir': state, env })
-  t.same((await call(`${again.url}/admin/v1/decisions`)).json.decisions, list, 'a restarted iceguard lists the same decisions')
+  t.same((await call(`${again.url}/admin/v1/decisions?page-size=100`)).json.decisions, newest, 'a restarted iceguard lists the same decisions')
+  t.match((await call(`${again.url}/admin/v1/overrides`)).json.overrides, [{ id, source: 'minted', 'revoked-at': /^\d{4}-/ }], 'and the same override records')
+  const againConns = await transports(t, again.url)
+  t.equal((await evolve(again.url, 'drop-qty', againConns['fast lane'], { 'x-iceguard-override': token })).status, 400, 'the revoked token stays refused after the restart')
 })
 
 t.test('a decision store that is down never blocks a commit', async t => {

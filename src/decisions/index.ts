@@ -65,6 +65,8 @@ export async function openDecisions (config: Pick<Config, 'databaseUrl' | 'state
     onError: (err) => opts.log.warn({ err: describe(err) }, 'Cannot read revoked override tokens: the last known list stays in force')
   })
   log.startPruning()
+  // Revocations are known before the first commit is judged (when the store can be read).
+  await revocations.refresh()
   revocations.start()
   return {
     store,

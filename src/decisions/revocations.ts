@@ -52,7 +52,6 @@ export class Revocations {
 
   start (): void {
     if (this.#timer !== undefined) return
-    void this.refresh()
     this.#timer = setInterval(() => { void this.refresh() }, this.#refreshMs)
     this.#timer.unref()
   }
