@@ -8,7 +8,7 @@
  */
 import http from 'node:http'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import type { Config } from './config.js'
+import { secretFromEnv, type Config } from './config.js'
 import { answerClientError } from './http/client-error.js'
 import { canonicalUrl } from './http/request-state.js'
 import { createFrontDoor } from './http/front-door.js'
@@ -23,8 +23,12 @@ import { fanOutAuditSink, pinoAuditSink } from './audit/audit-log.js'
 import { metricsAuditSink } from './metrics/gate-metrics.js'
 import { metrics as processMetrics } from './metrics/iceguard-metrics.js'
 import { openDecisions, withRevocation, type Decisions } from './decisions/index.js'
+import { policyWebhooks } from './decisions/policy-webhooks.js'
 import { createUpstream, type Upstream } from './upstream/index.js'
 import routes from '../routes/index.js'
+
+/** The name the global webhook's secret goes by in the outbox (the value stays in the configuration). */
+const GLOBAL_WEBHOOK_SECRET = 'ICEGUARD_WEBHOOK_SECRET'
 
 export interface AppOptions {
   /** An upstream connection to use instead of one built from the config (tests). */
@@ -142,7 +146,19 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     else app.log.error({ policy: event.source, issues: event.issues }, event.error)
   })
   app.addHook('onClose', async () => { stopWatching() })
-  const decisions = await openDecisions(config, { log: app.log.child({ component: 'decisions' }), metrics: processMetrics })
+  const policyStore = app.policyStore
+  const decisions = await openDecisions(config, {
+    log: app.log.child({ component: 'decisions' }),
+    metrics: processMetrics,
+    webhooks: {
+      routing: {
+        ...(config.webhookUrl !== undefined ? { global: { url: config.webhookUrl, secretEnv: GLOBAL_WEBHOOK_SECRET } } : {}),
+        forTable: policyWebhooks(() => policyStore.policy),
+        ...(config.publicUrl !== undefined ? { source: config.publicUrl } : {})
+      },
+      secretFor: (ref) => ref === GLOBAL_WEBHOOK_SECRET ? config.webhookSecret : secretFromEnv(ref)
+    }
+  })
   app.decorate('decisions', decisions)
   app.addHook('onClose', async () => { await decisions.close() })
   await app.register(gatePlugin, {

@@ -331,3 +331,12 @@ export function withUpstreamUrl (config: Config, upstreamUrl: string): Config {
     upstreamBasePath: parsed.pathname.replace(/\/+$/, '')
   }
 }
+
+/**
+ * A secret the policy names by its environment variable (a webhook's `secret-env`), read each
+ * time it is used so a rotated secret applies without a restart; the policy file never holds it.
+ */
+export function secretFromEnv (name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const value = env[name]
+  return value === undefined || value === '' ? undefined : value
+}

@@ -26,6 +26,8 @@ export interface DecisionLogOptions {
   readonly metrics?: IceguardMetrics
   /** The webhook messages a decision queues (stored in the same transaction). */
   readonly notify?: (decision: Decision) => NewOutboxMessage[]
+  /** Called after webhook messages were stored (to send them without waiting for the next poll). */
+  readonly onQueued?: () => void
   readonly now?: () => number
 }
 
@@ -167,13 +169,15 @@ export class DecisionLog {
       const batch = this.#buffer.slice(0, BATCH)
       try {
         const decisions = batch.flatMap(p => p.decisions)
-        await this.#opts.store.insert(decisions, batch.flatMap(p => p.outbox), this.#now())
+        const outbox = batch.flatMap(p => p.outbox)
+        await this.#opts.store.insert(decisions, outbox, this.#now())
         for (const o of batch.flatMap(p => p.overrides)) await this.#opts.store.recordOverride(o)
         this.#buffer.splice(0, batch.length)
         if (decisions.length > 0) this.#opts.metrics?.decisionStore.inc({ outcome: 'stored' }, decisions.length)
         if (this.#failures > 0) this.#opts.log.info({ after: this.#failures, waiting: this.#buffer.length }, 'decision store available again')
         this.#failures = 0
         this.#lastError = undefined
+        if (outbox.length > 0) this.#opts.onQueued?.()
       } catch (err) {
         this.#failures++
         this.#lastError = describe(err)

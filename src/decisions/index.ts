@@ -12,6 +12,7 @@ import { openPostgres } from './pg-driver.js'
 import { Revocations } from './revocations.js'
 import { openSqlite } from './sqlite-driver.js'
 import type { SqlDriver } from './sql-driver.js'
+import { WebhookDeliverer, webhookMessages, type WebhookRouting } from './webhooks.js'
 
 export { DecisionLog } from './decision-log.js'
 export { DecisionStore } from './decision-store.js'
@@ -24,14 +25,15 @@ export interface Decisions {
   readonly store: DecisionStore
   readonly log: DecisionLog
   readonly revocations: Revocations
+  readonly webhooks: WebhookDeliverer
   close (): Promise<void>
 }
 
 export interface OpenDecisionsOptions {
   readonly log: DecisionLogger
   readonly metrics?: IceguardMetrics
-  /** Ready-made log pieces (tests): the webhook router, a clock. */
-  readonly notify?: ConstructorParameters<typeof DecisionLog>[0]['notify']
+  /** Where webhook messages go, and how their secrets are found by name. */
+  readonly webhooks?: { readonly routing: WebhookRouting, readonly secretFor: (ref: string) => string | undefined }
   readonly now?: () => number
   /** Revocation refresh interval in ms. */
   readonly revocationRefreshMs?: number
@@ -51,12 +53,18 @@ export async function openDecisions (config: Pick<Config, 'databaseUrl' | 'state
     // wait in the buffer and the migration is tried again with the first write.
     opts.log.warn({ err: describe(err), store: store.driver.location }, 'Cannot prepare the decision store yet: it will be retried')
   }
+  const webhooks = new WebhookDeliverer({
+    store,
+    log: opts.log,
+    secretFor: opts.webhooks?.secretFor ?? (() => undefined),
+    ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {})
+  })
   const log = new DecisionLog({
     store,
     log: opts.log,
     retentionDays: config.decisionRetentionDays,
     ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
-    ...(opts.notify !== undefined ? { notify: opts.notify } : {}),
+    ...(opts.webhooks !== undefined ? { notify: webhookMessages(opts.webhooks.routing), onQueued: () => { void webhooks.deliverDue() } } : {}),
     ...(opts.now !== undefined ? { now: opts.now } : {})
   })
   const revocations = new Revocations(store, {
@@ -68,13 +76,17 @@ export async function openDecisions (config: Pick<Config, 'databaseUrl' | 'state
   // Revocations are known before the first commit is judged (when the store can be read).
   await revocations.refresh()
   revocations.start()
+  // Every replica delivers from the shared outbox, whatever it has configured itself.
+  webhooks.start()
   return {
     store,
     log,
     revocations,
+    webhooks,
     async close () {
       revocations.stop()
       await log.close()
+      await webhooks.stop()
       await store.close()
     }
   }
