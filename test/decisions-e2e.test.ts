@@ -171,6 +171,13 @@ t.test('SQLite: decisions of both transports are listed, filtered, read, and sur
   const revoked = await cli(['override', '--url', proxy.url, '--revoke', id], { ICEGUARD_ADMIN_TOKEN: ADMIN })
   t.same([revoked.code, revoked.out], [0, `revoked ${id}\n`], '--revoke revokes it')
   t.equal((await evolve(proxy.url, 'drop-qty', conns['fast lane'], { 'x-iceguard-override': token })).status, 400, 'and the gate refuses it from then on')
+  const meta = await loadMeta(proxy.url, 'db', 'orders')
+  const dropped = cloneSchema(meta)
+  dropped.fields = dropped.fields.filter(f => f.name !== 'qty')
+  const dryRun = await call(`${proxy.url}/admin/v1/validate`, {
+    method: 'POST', headers: { 'x-iceguard-override': token }, body: { table: { namespace: ['db'], name: 'orders' }, request: clientShapes.java(meta, dropped, 'db', 'orders') }
+  })
+  t.match(dryRun, { status: 400, json: { error: { message: new RegExp(`${id} was revoked`) } } }, 'so does a dry run')
   const noAdmin = await cli(['override', '--url', proxy.url, '--revoke', id])
   t.equal(noAdmin.code, 3, 'without the admin token the server refuses')
   t.match(noAdmin.err, /NotAuthorizedException/, 'and the CLI says why')
