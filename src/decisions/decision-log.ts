@@ -33,7 +33,8 @@ export interface DecisionLogOptions {
 
 interface Pending {
   readonly decisions: readonly Decision[]
-  readonly outbox: readonly NewOutboxMessage[]
+  /** Webhook messages, built by the flusher (not on the commit path) once per record. */
+  outbox?: readonly NewOutboxMessage[]
   readonly overrides: readonly OverrideRecord[]
   /** The audit record, to name what was lost if it never reaches the store. */
   readonly entry?: AuditRecord
@@ -91,14 +92,13 @@ export class DecisionLog {
       this.#opts.metrics?.decisionStore.inc({ outcome: 'not-stored' }, decisions.length)
       return { ...entry, decisionNotStored: refused }
     }
-    const outbox = decisions.flatMap(d => this.#notify(d))
-    this.#push({ decisions, outbox, overrides: [], entry })
+    this.#push({ decisions, overrides: [], entry })
     return { ...entry, decisionIds: decisions.map(d => d.id) }
   }
 
   /** Records an override token the gate accepted, so it can be listed and revoked. */
   noteOverride (record: OverrideRecord): void {
-    if (this.#refusal() === undefined) this.#push({ decisions: [], outbox: [], overrides: [record] })
+    if (this.#refusal() === undefined) this.#push({ decisions: [], overrides: [record] })
   }
 
   /** Stores what is buffered now; resolves when the attempt ends (whether or not it succeeded). */
@@ -169,7 +169,7 @@ export class DecisionLog {
       const batch = this.#buffer.slice(0, BATCH)
       try {
         const decisions = batch.flatMap(p => p.decisions)
-        const outbox = batch.flatMap(p => p.outbox)
+        const outbox = batch.flatMap(p => (p.outbox ??= p.decisions.flatMap(d => this.#notify(d))))
         await this.#opts.store.insert(decisions, outbox, this.#now())
         for (const o of batch.flatMap(p => p.overrides)) await this.#opts.store.recordOverride(o)
         this.#buffer.splice(0, batch.length)
