@@ -114,3 +114,22 @@ t.test('a store that is down: buffered, counted, logged once, retried; a full bu
   t.match(lost?.obj, { component: 'audit', audit: { requestId: 'req-5', decisionNotStored: /shut down/ } }, 'at shutdown what never reached the store is logged as an audit line')
   t.match(log.accept(record(6)).decisionNotStored, /shut down/, 'and nothing is queued after it')
 })
+
+t.test('configuration of the decision log', async t => {
+  const { loadConfig, ConfigError } = await import('../src/config.js')
+  const c = loadConfig(['--state-dir', '/srv/state', '--decision-retention', '30'], {
+    ICEGUARD_DATABASE_URL: 'postgres://u:p@db:5432/iceguard', ICEGUARD_WEBHOOK_URL: 'https://hooks.example.com/x?token=a', ICEGUARD_WEBHOOK_SECRET: 's'
+  })
+  t.match(c, { stateDir: '/srv/state', decisionRetentionDays: 30, databaseUrl: 'postgres://u:p@db:5432/iceguard', webhookUrl: 'https://hooks.example.com/x?token=a', webhookSecret: 's' },
+    'flags and environment are read')
+  t.equal(loadConfig([], {}).decisionRetentionDays, 90, 'retention defaults to 90 days')
+  let problems = ''
+  try {
+    loadConfig(['--database-url', 'mysql://db/x', '--decision-retention', 'soon'], { ICEGUARD_WEBHOOK_URL: 'ftp://x' })
+  } catch (err) {
+    if (err instanceof ConfigError) problems = err.problems.join('\n')
+  }
+  t.match(problems, /database-url.*postgres:\/\//, 'a database URL that is not PostgreSQL is named')
+  t.match(problems, /decision-retention.*"soon"/, 'so is a retention that is not a number of days')
+  t.match(problems, /ICEGUARD_WEBHOOK_URL.*ftp/, 'and a webhook URL that is not http(s)')
+})
