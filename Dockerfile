@@ -15,9 +15,11 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 
 # Manifests first so the dependency layer is cached until they change. No lifecycle scripts yet:
-# `prepare` builds, and the sources are not here; no runtime dependency has an install script.
+# `prepare` builds, and the sources are not here. The one runtime dependency with an install
+# script, better-sqlite3 (the decision log), then fetches or builds its native binding.
 COPY package.json package-lock.json ./
-RUN npm ci --ignore-scripts --no-audit --no-fund
+RUN npm ci --ignore-scripts --no-audit --no-fund \
+ && npm rebuild better-sqlite3 --no-audit --no-fund
 
 COPY . .
 # tsc emits only JavaScript (the build marks the CLI executable): copy runtime data it does not
@@ -34,7 +36,8 @@ FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \
     ICEGUARD_HOST=0.0.0.0 \
     ICEGUARD_PORT=8181 \
-    ICEGUARD_WAREHOUSE=/var/lib/iceguard/warehouse
+    ICEGUARD_WAREHOUSE=/var/lib/iceguard/warehouse \
+    ICEGUARD_STATE_DIR=/var/lib/iceguard/state
 
 WORKDIR /app
 # Application files stay owned by root: the service user can read them, not change them.
@@ -45,13 +48,14 @@ COPY --from=build /out/ ./
 #                                select it with ICEGUARD_POLICY=/etc/iceguard/policy.yaml
 #   /var/lib/iceguard/warehouse  embedded development catalog data, used only when
 #                                ICEGUARD_UPSTREAM_URL is not set
+#   /var/lib/iceguard/state      the decision log (SQLite), unless ICEGUARD_DATABASE_URL is set
 #   /work                        the working directory: a CI job mounts its checkout here, so
 #                                the CLI's relative paths are the job's
 # The CLI is on PATH as `iceguard` (package.json's bin, executable since the build).
-RUN mkdir -p /etc/iceguard /var/lib/iceguard/warehouse /work \
- && chown node:node /var/lib/iceguard/warehouse \
+RUN mkdir -p /etc/iceguard /var/lib/iceguard/warehouse /var/lib/iceguard/state /work \
+ && chown node:node /var/lib/iceguard/warehouse /var/lib/iceguard/state \
  && ln -s /app/dist/src/cli/main.js /usr/local/bin/iceguard
-VOLUME ["/var/lib/iceguard/warehouse"]
+VOLUME ["/var/lib/iceguard/warehouse", "/var/lib/iceguard/state"]
 WORKDIR /work
 
 # The node image ships an unprivileged "node" user (uid 1000, gid 1000).

@@ -30,6 +30,7 @@ export default async function routes (app: FastifyInstance, options: RoutesOptio
     readBase: app.gate.readBase,
     policy: app.policyStore,
     auth,
+    decisions: app.decisions,
     ...(app.config.overrideSecret === undefined ? {} : { overrideSecret: app.config.overrideSecret })
   })
   await app.register(consoleRoutes, {

@@ -8,7 +8,7 @@
  */
 import http from 'node:http'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import type { Config } from './config.js'
+import { secretFromEnv, type Config } from './config.js'
 import { answerClientError } from './http/client-error.js'
 import { canonicalUrl } from './http/request-state.js'
 import { createFrontDoor } from './http/front-door.js'
@@ -21,8 +21,14 @@ import gatePlugin from './plugins/gate.js'
 import { PolicyStore } from './policy/policy-store.js'
 import { fanOutAuditSink, pinoAuditSink } from './audit/audit-log.js'
 import { metricsAuditSink } from './metrics/gate-metrics.js'
+import { metrics as processMetrics } from './metrics/iceguard-metrics.js'
+import { openDecisions, withRevocation, type Decisions } from './decisions/index.js'
+import { policyWebhooks } from './decisions/policy-webhooks.js'
 import { createUpstream, type Upstream } from './upstream/index.js'
 import routes, { type RoutesOptions } from '../routes/index.js'
+
+/** The name the global webhook's secret goes by in the outbox (the value stays in the configuration). */
+const GLOBAL_WEBHOOK_SECRET = 'ICEGUARD_WEBHOOK_SECRET'
 
 export interface AppOptions {
   /** An upstream connection to use instead of one built from the config (tests). */
@@ -38,6 +44,8 @@ export interface AppOptions {
 declare module 'fastify' {
   interface FastifyInstance {
     policyStore: PolicyStore
+    /** The decision log, its store and the override revocations. */
+    decisions: Decisions
   }
 }
 
@@ -141,11 +149,31 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     else app.log.error({ policy: event.source, issues: event.issues }, event.error)
   })
   app.addHook('onClose', async () => { stopWatching() })
+  const policyStore = app.policyStore
+  const decisions = await openDecisions(config, {
+    log: app.log.child({ component: 'decisions' }),
+    metrics: processMetrics,
+    webhooks: {
+      routing: {
+        ...(config.webhookUrl !== undefined ? { global: { url: config.webhookUrl, secretEnv: GLOBAL_WEBHOOK_SECRET } } : {}),
+        forTable: policyWebhooks(() => policyStore.policy),
+        ...(config.publicUrl !== undefined ? { source: config.publicUrl } : {})
+      },
+      secretFor: (ref) => ref === GLOBAL_WEBHOOK_SECRET ? config.webhookSecret : secretFromEnv(ref)
+    }
+  })
+  app.decorate('decisions', decisions)
+  app.addHook('onClose', async () => { await decisions.close() })
   await app.register(gatePlugin, {
     config,
     policy: app.policyStore,
-    // Decisions and findings are counted for /metrics from the same records the audit log gets.
-    audit: fanOutAuditSink(pinoAuditSink(app.log), metricsAuditSink())
+    // Each record is queued for the decision log first, so its audit line says where it was kept
+    // (or why it was not); decisions and findings are counted for /metrics from the same records.
+    audit: decisions.log.auditSink(fanOutAuditSink(pinoAuditSink(app.log), metricsAuditSink())),
+    // A revoked token is refused wherever a token is accepted; an accepted one becomes a record.
+    overrideCheck: (verify) => withRevocation(verify, decisions.revocations, (grant) => decisions.log.noteOverride({
+      id: grant.id, table: grant.table, rules: grant.rules, expiresAt: Date.parse(grant.expiresAt), source: 'seen'
+    }))
   })
   // Schema commits that reach the fast lane are judged there, by the same gate over its own pool.
   fastLane?.useGate(app.gate.over(fastLane.client), (err) => app?.log.error({ err }, 'gate failed'))

@@ -47,6 +47,16 @@ export interface Config {
   readonly assertions: AssertionMode
   /** HMAC secret of break-glass override tokens (env only); undefined: overrides are refused. */
   readonly overrideSecret: string | undefined
+  /** Folder of the embedded decision store (`decisions.sqlite`); undefined with no database URL: in memory. */
+  readonly stateDir: string | undefined
+  /** PostgreSQL URL of a decision store shared by several replicas; wins over `stateDir`. */
+  readonly databaseUrl: string | undefined
+  /** Days decisions are kept; 0 keeps them forever. */
+  readonly decisionRetentionDays: number
+  /** Global webhook for denied, warned and overridden decisions (env only). */
+  readonly webhookUrl: string | undefined
+  /** HMAC secret signing webhook bodies (env only). */
+  readonly webhookSecret: string | undefined
 }
 
 /** How admin bearer JWTs are verified and which claim grants read or write access. */
@@ -89,7 +99,8 @@ export const DEFAULTS = {
   assertions: 'inject' as AssertionMode,
   adminJwtClaim: 'scope',
   adminJwtRead: 'iceguard:read',
-  adminJwtWrite: 'iceguard:write'
+  adminJwtWrite: 'iceguard:write',
+  decisionRetentionDays: 90
 } as const
 
 interface OptionSpec {
@@ -124,6 +135,9 @@ export const OPTIONS: Readonly<Record<string, OptionSpec>> = {
   'admin-jwt-claim': { env: 'ICEGUARD_ADMIN_JWT_CLAIM', type: 'string', help: `admin API: claim that grants access, e.g. scope, roles, realm_access.roles (default ${DEFAULTS.adminJwtClaim})` },
   'admin-jwt-read': { env: 'ICEGUARD_ADMIN_JWT_READ', type: 'string', help: `admin API: claim value that grants the read endpoints (default ${DEFAULTS.adminJwtRead})` },
   'admin-jwt-write': { env: 'ICEGUARD_ADMIN_JWT_WRITE', type: 'string', help: `admin API: claim value that grants every endpoint (default ${DEFAULTS.adminJwtWrite})` },
+  'state-dir': { env: 'ICEGUARD_STATE_DIR', type: 'string', help: 'folder of the decision log (SQLite); default: iceguard-state next to the warehouse' },
+  'database-url': { env: 'ICEGUARD_DATABASE_URL', type: 'string', help: 'postgres://… decision log shared by several replicas (instead of --state-dir)' },
+  'decision-retention': { env: 'ICEGUARD_DECISION_RETENTION', type: 'string', help: `days decisions are kept, 0 = forever (default ${DEFAULTS.decisionRetentionDays})` },
   'require-assertions': { type: 'boolean', help: 'reject schema commits without assert-current-schema-id (ICEGUARD_ASSERTIONS=inject|require)' },
   help: { type: 'boolean', help: 'print this help' }
 }
@@ -136,7 +150,8 @@ export function usage (): string {
     lines.push(`  ${flag.padEnd(36)} ${spec.help}${env}`)
   }
   lines.push('', 'Environment only: ICEGUARD_ADMIN_TOKEN (admin API bearer token), ICEGUARD_ASSERTIONS=inject|require,',
-    '  ICEGUARD_OVERRIDE_SECRET (HMAC secret of break-glass override tokens)')
+    '  ICEGUARD_OVERRIDE_SECRET (HMAC secret of break-glass override tokens),',
+    '  ICEGUARD_WEBHOOK_URL and ICEGUARD_WEBHOOK_SECRET (webhook for denied, warned and overridden decisions)')
   return lines.join('\n')
 }
 
@@ -192,6 +207,16 @@ export function loadConfig (argv: readonly string[] = [], env: NodeJS.ProcessEnv
   }
 
   const adminJwt = adminJwtConfig(problems, str)
+  const databaseUrl = str('database-url')
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//i.test(databaseUrl)) {
+    problems.push('--database-url/ICEGUARD_DATABASE_URL: must start with postgres:// or postgresql://')
+  }
+  const webhookText = env.ICEGUARD_WEBHOOK_URL?.trim()
+  let webhookUrl: string | undefined
+  if (webhookText !== undefined && webhookText !== '') {
+    if (URL.canParse(webhookText) && /^https?:$/.test(new URL(webhookText).protocol)) webhookUrl = new URL(webhookText).href
+    else problems.push(`ICEGUARD_WEBHOOK_URL: "${webhookText}" is not an http:// or https:// URL`)
+  }
 
   const config: Config = {
     port,
@@ -217,7 +242,12 @@ export function loadConfig (argv: readonly string[] = [], env: NodeJS.ProcessEnv
     adminToken: env.ICEGUARD_ADMIN_TOKEN === undefined || env.ICEGUARD_ADMIN_TOKEN === '' ? undefined : env.ICEGUARD_ADMIN_TOKEN,
     adminJwt,
     assertions,
-    overrideSecret: env.ICEGUARD_OVERRIDE_SECRET === undefined || env.ICEGUARD_OVERRIDE_SECRET === '' ? undefined : env.ICEGUARD_OVERRIDE_SECRET
+    overrideSecret: env.ICEGUARD_OVERRIDE_SECRET === undefined || env.ICEGUARD_OVERRIDE_SECRET === '' ? undefined : env.ICEGUARD_OVERRIDE_SECRET,
+    stateDir: str('state-dir'),
+    databaseUrl,
+    decisionRetentionDays: int(problems, 'decision-retention', str('decision-retention'), DEFAULTS.decisionRetentionDays, 0, 36_500),
+    webhookUrl,
+    webhookSecret: env.ICEGUARD_WEBHOOK_SECRET === undefined || env.ICEGUARD_WEBHOOK_SECRET === '' ? undefined : env.ICEGUARD_WEBHOOK_SECRET
   }
   if (config.memory && config.warehouse !== undefined) {
     problems.push('--memory and --warehouse/ICEGUARD_WAREHOUSE cannot be combined: choose one')
@@ -350,4 +380,13 @@ export function withUpstreamUrl (config: Config, upstreamUrl: string): Config {
     upstreamOrigin: parsed.origin,
     upstreamBasePath: parsed.pathname.replace(/\/+$/, '')
   }
+}
+
+/**
+ * A secret the policy names by its environment variable (a webhook's `secret-env`), read each
+ * time it is used so a rotated secret applies without a restart; the policy file never holds it.
+ */
+export function secretFromEnv (name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const value = env[name]
+  return value === undefined || value === '' ? undefined : value
 }

@@ -83,7 +83,9 @@ export const ERRORS = Object.freeze({
   UPSTREAM_TIMEOUT: def('UPSTREAM_TIMEOUT', 504, 'GatewayTimeoutException',
     'The upstream did not answer a read in time.'),
   UPSTREAM_TIMEOUT_COMMIT: def('UPSTREAM_TIMEOUT_COMMIT', 504, 'CommitStateUnknownException',
-    'The upstream did not answer a forwarded write in time: its outcome is unknown; reload the table.')
+    'The upstream did not answer a forwarded write in time: its outcome is unknown; reload the table.'),
+  STORE_UNAVAILABLE: def('STORE_UNAVAILABLE', 503, 'ServiceUnavailableException',
+    'Admin API: the decision store (SQLite file or PostgreSQL) could not be read or written. Safe to retry after `Retry-After`.')
 })
 
 export type ErrorName = keyof typeof ERRORS

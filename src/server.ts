@@ -2,11 +2,12 @@
  * Process entry: configuration → (embedded catalog when no upstream is set) → app → listen,
  * with a graceful close on SIGINT/SIGTERM.
  */
+import { dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
-import { startEmbeddedCatalog } from './catalog/index.js'
+import { DEFAULT_WAREHOUSE, startEmbeddedCatalog } from './catalog/index.js'
 import { ConfigError, loadConfig, usage, wantsHelp, withUpstreamUrl, type Config } from './config.js'
 import { PolicyError } from './policy/policy-error.js'
 
@@ -35,6 +36,12 @@ export async function main (argv: readonly string[] = process.argv.slice(2), env
     process.stderr.write(`iceguard: ${err.message}\n`)
     process.exitCode = 2
     return undefined
+  }
+
+  // Decisions survive a restart: their SQLite file sits next to the warehouse unless told otherwise
+  // (in memory mode they are kept in memory too).
+  if (config.stateDir === undefined && config.databaseUrl === undefined && !config.memory) {
+    config = { ...config, stateDir: join(dirname(config.warehouse ?? DEFAULT_WAREHOUSE), 'iceguard-state') }
   }
 
   let embedded: Awaited<ReturnType<typeof startEmbeddedCatalog>> | undefined

@@ -9,6 +9,7 @@ import { baseLoadHeaders, type BaseLoad, type TableRef } from '../../src/gate/co
 import { upstreamTableLoader } from '../../src/gate/load-base.js'
 import { parseUpstreamBody } from '../../src/gate/parse-commit-body.js'
 import type { TableMetadata } from '../../src/iceberg/types.js'
+import type { Decisions } from '../../src/decisions/index.js'
 import type { IceguardMetrics } from '../../src/metrics/iceguard-metrics.js'
 import type { Policy } from '../../src/policy/policy.js'
 import type { ReloadResult } from '../../src/policy/policy-store.js'
@@ -41,6 +42,8 @@ export interface AdminRoutesOptions {
   readonly metrics?: IceguardMetrics
   /** `ICEGUARD_OVERRIDE_SECRET`: dry runs honour the override header as the gate does. */
   readonly overrideSecret?: string
+  /** The decision log and override records; without it those routes are not served. */
+  readonly decisions?: Decisions
 }
 
 /** Thrown to send an upstream's own answer back as it came (404, 401, 403 on a table read). */

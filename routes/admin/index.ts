@@ -18,7 +18,9 @@ import { parseAdminJson } from './json-body.js'
 import { validationMessage } from './validation-message.js'
 import { adminValidatorCompiler } from './validator.js'
 import contractRoute from './contract.js'
+import decisionRoutes from './decisions.js'
 import diffRoute from './diff.js'
+import overrideRoutes from './overrides.js'
 import policyRoutes from './policy.js'
 import rulesRoute from './rules.js'
 import schemaChangesRoutes from './schema-changes.js'
@@ -68,6 +70,8 @@ export async function adminRoutes (app: FastifyInstance, options: AdminRoutesOpt
   await app.register(rulesRoute, { scope })
   await app.register(policyRoutes, { scope })
   await app.register(schemaChangesRoutes, { scope })
+  await app.register(decisionRoutes, { scope })
+  await app.register(overrideRoutes, { scope })
 }
 
 export default adminRoutes

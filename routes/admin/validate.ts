@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { withRevocation } from '../../src/decisions/revocations.js'
 import { ERRORS, GateError } from '../../src/errors.js'
 import type { TableRef } from '../../src/gate/commit-gate.js'
 import { evaluateCommit } from '../../src/gate/evaluate-commit.js'
@@ -53,7 +54,10 @@ export default async function validateRoute (app: FastifyInstance, { scope }: { 
     return metadataOrThrow(table, loaded)
   }
 
-  const verify = options.overrideSecret === undefined || options.overrideSecret === '' ? undefined : overrideVerifier(options.overrideSecret)
+  const decisions = options.decisions
+  const plain = options.overrideSecret === undefined || options.overrideSecret === '' ? undefined : overrideVerifier(options.overrideSecret)
+  // A dry run refuses a revoked token as the gate does.
+  const verify = plain === undefined || decisions === undefined ? plain : withRevocation(plain, decisions.revocations)
 
   function judge (table: TableRef, request: Record<string, unknown>, base: TableMetadata | undefined, grant: OverrideGrant | undefined): TableValidation {
     // As the gate: the token's rules become warnings for its own table only.

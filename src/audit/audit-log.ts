@@ -37,6 +37,21 @@ export interface AuditRecord {
   /** Id of the break-glass override used, and the rules it waived. */
   readonly overrideId?: string
   readonly overrideRules?: readonly string[]
+  /** Each judged table with its findings and schema diff summary (for the decision log, not the line). */
+  readonly decided?: readonly DecidedTable[]
+  /** Ids under which the decision log keeps this write, once queued for storing. */
+  readonly decisionIds?: readonly string[]
+  /** Why the decision log could not keep this write; the line then carries what it would have stored. */
+  readonly decisionNotStored?: string
+}
+
+/** One table of a judged write: what the decision log stores beside the audit facts. */
+export interface DecidedTable {
+  readonly namespace: readonly string[]
+  readonly name: string
+  readonly findings: ReadonlyArray<{ readonly rule: string, readonly severity: 'error' | 'warn', readonly message: string, readonly fieldId?: number, readonly path?: string }>
+  /** The schema diff summary. */
+  readonly summary: string
 }
 
 export interface AuditSink {
@@ -60,7 +75,14 @@ export function pinoAuditSink (logger: AuditLogger): AuditSink {
     : logger.child({ component: 'audit' }, { level: 'info' })
   return {
     record (entry) {
-      log.info({ audit: entry }, 'commit decided')
+      // The per-table findings belong to the decision log; the line keeps them only when it could
+      // not store them, so nothing decided is lost.
+      if (entry.decided === undefined || entry.decisionNotStored !== undefined) {
+        log.info({ audit: entry }, 'commit decided')
+      } else {
+        const { decided: _stored, ...line } = entry
+        log.info({ audit: line }, 'commit decided')
+      }
     }
   }
 }

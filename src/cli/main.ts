@@ -7,6 +7,7 @@ import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { runCheck, CHECK_USAGE } from './check.js'
 import { processIo, type CliIo } from './cli-io.js'
+import { runDecisions, DECISIONS_USAGE } from './decisions.js'
 import { runDiff, DIFF_USAGE } from './diff.js'
 import { runEvolve, EVOLVE_USAGE } from './evolve.js'
 import { runPlan, PLAN_USAGE } from './plan.js'
@@ -20,7 +21,8 @@ Commands:
   check            judge a commit against a policy and the table (a metadata file, or live with --url)
   diff             the changes between two schemas by field id (or the live table's and a file's)
   policy validate  check a policy file
-  override         mint a break-glass token (needs ICEGUARD_OVERRIDE_SECRET)
+  override         mint a break-glass token (ICEGUARD_OVERRIDE_SECRET, or --url to mint, list and revoke on a server)
+  decisions        the gate's stored decisions from a running iceguard (--url), newest first
   evolve           change a table's schema by name through a running iceguard
   plan             the changes that make a table meet a contract (--apply commits them)
   serve            run the server (what npm start runs; iceguard serve --help)
@@ -33,6 +35,7 @@ const HELP: Readonly<Record<string, string>> = {
   diff: DIFF_USAGE,
   policy: POLICY_USAGE,
   override: OVERRIDE_USAGE,
+  decisions: DECISIONS_USAGE,
   evolve: EVOLVE_USAGE,
   plan: PLAN_USAGE
 }
@@ -54,7 +57,8 @@ export async function run (argv: readonly string[], io: CliIo = processIo()): Pr
       case 'check': return await runCheck(args, io)
       case 'diff': return await runDiff(args, io)
       case 'policy': return runPolicy(args, io)
-      case 'override': return runOverride(args, io)
+      case 'override': return await runOverride(args, io)
+      case 'decisions': return await runDecisions(args, io)
       case 'evolve': return await runEvolve(args, io)
       case 'plan': return await runPlan(args, io)
       case 'serve': {

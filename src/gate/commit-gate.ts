@@ -18,7 +18,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import { principalFromHeaders } from '../audit/principal.js'
-import type { AuditRecord, AuditSink } from '../audit/audit-log.js'
+import type { AuditRecord, AuditSink, DecidedTable } from '../audit/audit-log.js'
 import { ERRORS } from '../errors.js'
 import { isObject } from '../iceberg/json-values.js'
 import { tableName, type TableRef } from '../iceberg/rest-path.js'
@@ -111,6 +111,8 @@ interface Trail {
   summary: string
   injected: readonly string[]
   override?: OverrideGrant
+  /** Each judged table's findings and diff summary, for the decision log. */
+  decided?: readonly DecidedTable[]
   /** Set once the commit is handed to the upstream. */
   forwarding: boolean
 }
@@ -193,6 +195,7 @@ async function enforce (input: GateInput, deps: GateDeps, trail: Trail, decision
   trail.flows = decision.flows
   trail.rules = decision.rules
   trail.summary = decision.summary
+  trail.decided = decision.decided
   if (decision.override !== undefined) trail.override = decision.override
   if (decision.refusal !== undefined) {
     if (trail.summary === '') trail.summary = decision.refusal.body.error.message
@@ -444,7 +447,8 @@ function done (input: GateInput, deps: GateDeps, trail: Trail, outcome: GateOutc
     ...(forwarded ? { upstreamStatus: status } : {}),
     forwarded,
     durationMs: Math.max(0, now() - trail.started),
-    ...(trail.override !== undefined ? { overrideId: trail.override.id, overrideRules: trail.override.rules } : {})
+    ...(trail.override !== undefined ? { overrideId: trail.override.id, overrideRules: trail.override.rules } : {}),
+    ...(trail.decided !== undefined ? { decided: trail.decided } : {})
   }
   try {
     deps.audit.record(record)

@@ -22,6 +22,8 @@ export interface GateServiceOptions {
   readonly config: GateConfig
   /** HMAC secret of break-glass tokens; without it the override header is refused. */
   readonly overrideSecret?: string
+  /** Wraps the token check, e.g. to refuse revoked tokens (src/decisions/revocations.ts). */
+  readonly overrideCheck?: (verify: OverrideVerifier) => OverrideVerifier
   readonly registration?: RegistrationCheck
   readonly onError?: (err: unknown) => void
   /** Parsed base metadata kept by ETag; default a cache of default size, `null` for none. */
@@ -64,7 +66,7 @@ export interface GateService {
 export function createGateService (opts: GateServiceOptions): GateService {
   const verify: OverrideVerifier | undefined = opts.overrideSecret === undefined || opts.overrideSecret === ''
     ? undefined
-    : overrideVerifier(opts.overrideSecret)
+    : (opts.overrideCheck ?? (v => v))(overrideVerifier(opts.overrideSecret))
   // Counted for /metrics (iceguard_base_loads_total by outcome). Parsed bases are kept by ETag and
   // revalidated on every commit (base-cache.ts); on a miss, unchanged schemas are not parsed again
   // (schema-texts.ts).

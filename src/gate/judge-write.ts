@@ -12,6 +12,7 @@
  * Status codes are chosen for what Java, PyIceberg and Rust clients do next (STYLE §0.4): a
  * finding is a 400 (clean failure, never retried), a requirement that no longer holds a 409.
  */
+import type { DecidedTable } from '../audit/audit-log.js'
 import { isObject } from '../iceberg/json-values.js'
 import { tableName, type TableRef } from '../iceberg/rest-path.js'
 import type { ParseIssue, TableMetadata } from '../iceberg/types.js'
@@ -88,6 +89,8 @@ export interface Decision {
   /** `table:requirement` labels of `inject`, for the audit line. */
   readonly injected: readonly string[]
   readonly override?: OverrideGrant
+  /** Each judged table's findings and diff summary, for the decision log. */
+  readonly decided: readonly DecidedTable[]
 }
 
 /**
@@ -221,7 +224,8 @@ export function decideWrite (write: Write, judged: readonly JudgedChange[], conf
   const rules = unique(judged.flatMap(j => j.evaluation.findings.map(f => f.rule)))
   const summary = judged.map(j => multi ? `${tableName(j.table)}: ${j.evaluation.summary}` : j.evaluation.summary).join(' | ')
   const override = judged.find(j => j.override !== undefined)?.override
-  const base = { flows, rules, summary, injected: [], inject: [], warnings: [], ...(override !== undefined && { override }) }
+  const decided = judged.map(j => ({ namespace: j.table.namespace, name: j.table.name, findings: j.evaluation.findings, summary: j.evaluation.summary }))
+  const base = { flows, rules, summary, decided, injected: [], inject: [], warnings: [], ...(override !== undefined && { override }) }
 
   const denied = judged.filter(j => j.evaluation.verdict === 'deny')
   if (denied.length > 0) {
@@ -273,7 +277,7 @@ export function decideWrite (write: Write, judged: readonly JudgedChange[], conf
 export function decideRegister (write: Write, registration: RegistrationCheck | undefined): Decision {
   const entry = write.entries[0] as WriteEntry
   const what = write.kind === 'register-view' ? 'view' : 'table'
-  const base = { flows: ['register'], rules: [], injected: [], inject: [], warnings: [] }
+  const base = { flows: ['register'], rules: [], decided: [], injected: [], inject: [], warnings: [] }
   const permission = registration?.(entry.table) ?? { allowed: true }
   if (permission.allowed) return { ...base, verdict: 'allow', summary: '' }
   return {

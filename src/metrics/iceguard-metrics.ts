@@ -17,6 +17,8 @@ export interface IceguardMetrics {
   readonly findings: Counter
   readonly upstreamLatency: Histogram
   readonly baseLoads: Counter
+  readonly decisionStore: Counter
+  readonly webhookDeliveries: Counter
 }
 
 // Catalog round trips run from single-digit milliseconds (local fixture) to seconds (loaded cloud catalogs).
@@ -35,7 +37,11 @@ export function createMetrics (): IceguardMetrics {
     upstreamLatency: registry.register(new Histogram('iceguard_upstream_request_duration_seconds',
       'Time from sending a request to the upstream catalog to its response headers, by method and status.', LATENCY_BUCKETS)),
     baseLoads: registry.register(new Counter('iceguard_base_loads_total',
-      'Loads of a table\'s current metadata from the upstream to judge a commit, by outcome.'))
+      'Loads of a table\'s current metadata from the upstream to judge a commit, by outcome.')),
+    decisionStore: registry.register(new Counter('iceguard_decision_store_total',
+      'Decision log writes, by outcome: stored, failed (the store was down; retried from the buffer), not-stored (buffer full or shut down).')),
+    webhookDeliveries: registry.register(new Counter('iceguard_webhook_deliveries_total',
+      'Webhook delivery attempts, by outcome: delivered, retry, failed (gave up).'))
   }
 }
 

@@ -10,6 +10,7 @@ import type { Config } from '../config.js'
 import { createGateService, type GateService } from '../gate/gate-service.js'
 import { registrationCheck } from '../gate/registration.js'
 import type { TableRef } from '../gate/commit-gate.js'
+import type { OverrideVerifier } from '../gate/override.js'
 import type { RuleSettings } from '../rules/rule.js'
 import { ruleById } from '../rules/index.js'
 
@@ -27,6 +28,8 @@ export interface GatePluginOptions {
   readonly audit?: AuditSink
   /** Break-glass HMAC secret; default: the configuration's. */
   readonly overrideSecret?: string
+  /** Wraps the override token check (revocation). */
+  readonly overrideCheck?: (verify: OverrideVerifier) => OverrideVerifier
 }
 
 async function gatePlugin (app: FastifyInstance, opts: GatePluginOptions): Promise<void> {
@@ -38,6 +41,7 @@ async function gatePlugin (app: FastifyInstance, opts: GatePluginOptions): Promi
     audit: opts.audit ?? pinoAuditSink(app.log),
     config: { assertions: opts.config.assertions, retryAfter: opts.config.retryAfter },
     overrideSecret: opts.overrideSecret ?? opts.config.overrideSecret,
+    ...(opts.overrideCheck !== undefined ? { overrideCheck: opts.overrideCheck } : {}),
     registration: registrationCheck(settingsFor, id => ruleById(id) !== undefined),
     onError: (err) => app.log.error({ err }, 'gate failed')
   })

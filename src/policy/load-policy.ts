@@ -113,7 +113,10 @@ function scopeSettings (ctx: Ctx, at: readonly string[], raw: unknown): ScopeSet
     ...(s.compatibility !== undefined && { compatibility: s.compatibility }),
     rules,
     exceptions,
-    ...(contract !== undefined && { contract })
+    ...(contract !== undefined && { contract }),
+    ...(Array.isArray(s.webhooks) && {
+      webhooks: s.webhooks.map(w => ({ url: w.url, ...(w['secret-env'] !== undefined && { secretEnv: w['secret-env'] }), ...(w.events !== undefined && { events: w.events }) }))
+    })
   }
 }
 

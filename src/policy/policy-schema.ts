@@ -57,6 +57,14 @@ export const ExceptionSchema = Type.Object({
   reason: Type.Optional(Type.String({ description: 'Why; shown in the effective policy and in findings.' }))
 }, { additionalProperties: false })
 
+export const WebhookSchema = Type.Object({
+  url: Type.String({ pattern: '^https?://', description: 'Receives CloudEvents (JSON) for the decisions of this scope\'s tables.' }),
+  'secret-env': Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'Environment variable holding the HMAC secret that signs the body (X-Iceguard-Signature); the secret stays out of the file.' })),
+  events: Type.Optional(Type.Array(Type.Union([Type.Literal('denied'), Type.Literal('warned'), Type.Literal('overridden')]), {
+    minItems: 1, description: 'Events to send; default all three.'
+  }))
+}, { additionalProperties: false })
+
 export const ScopeSettingsSchema = Type.Object({
   mode: Type.Optional(ModeSchema),
   compatibility: Type.Optional(CompatibilitySchema),
@@ -65,7 +73,10 @@ export const ScopeSettingsSchema = Type.Object({
   contract: Type.Optional(Type.Union([
     Type.String({ minLength: 1, description: 'Path of a contract YAML file, relative to the policy file.' }),
     ContractSchema
-  ], { description: 'Schema contract: a file path or an inline contract.' }))
+  ], { description: 'Schema contract: a file path or an inline contract.' })),
+  webhooks: Type.Optional(Type.Array(WebhookSchema, {
+    description: 'Endpoints told about denied, warned and overridden decisions on this scope\'s tables (besides ICEGUARD_WEBHOOK_URL); every matching scope\'s endpoints are used.'
+  }))
 }, { additionalProperties: false })
 
 export const PolicySchema = Type.Object({

@@ -30,6 +30,8 @@ export interface ScopeSettings {
   readonly rules: Readonly<Record<string, RuleSetting>>
   readonly exceptions: readonly PolicyException[]
   readonly contract?: Contract
+  /** Webhook endpoints for this scope's decisions (src/decisions/webhooks.ts). */
+  readonly webhooks?: ReadonlyArray<{ readonly url: string, readonly secretEnv?: string, readonly events?: ReadonlyArray<'denied' | 'warned' | 'overridden'> }>
 }
 
 export type ScopeKind = 'preset' | 'global' | 'namespace' | 'table'

@@ -5,6 +5,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import { SchemaChangeSchema } from './change.js'
 import { ContractReportSchema, ContractViolationSchema } from './contract-report.js'
+import { DECISION_SCHEMAS } from './decisions.js'
 import { DiffRequestSchema, DiffResponseSchema } from './diff.js'
 import { EffectivePolicySchema, PolicyReloadSchema } from './effective-policy.js'
 import { ErrorModelSchema, IcebergErrorResponseSchema } from './error-model.js'
@@ -31,7 +32,8 @@ export const SHARED_SCHEMAS: readonly TSchema[] = [
   RuleInfoSchema, RuleCatalogueSchema,
   EffectivePolicySchema, PolicyReloadSchema,
   HealthSchema, ReadinessSchema,
-  ...SCHEMA_CHANGES_SCHEMAS
+  ...SCHEMA_CHANGES_SCHEMAS,
+  ...DECISION_SCHEMAS
 ]
 
 /** Minimal view of a Fastify instance, so this module stays free of Fastify imports. */

@@ -1,0 +1,103 @@
+/**
+ * A stored decision: one judged write to one table. A transaction that touches three tables gives
+ * three decisions sharing a request id, so "what happened to finance.orders" is one filter.
+ */
+import { randomUUID } from 'node:crypto'
+import type { AuditRecord } from '../audit/audit-log.js'
+import type { Verdict } from '../rules/rule.js'
+
+export interface TableName {
+  readonly namespace: readonly string[]
+  readonly name: string
+}
+
+export interface DecisionFinding {
+  readonly rule: string
+  readonly severity: 'error' | 'warn'
+  readonly message: string
+  readonly fieldId?: number
+  readonly path?: string
+}
+
+/** Facts of the write kept beside the queried columns. */
+export interface DecisionDetails {
+  readonly flows: readonly string[]
+  readonly status: number
+  readonly forwarded: boolean
+  readonly durationMs: number
+  /** The write's one-line summary (or why it was refused). */
+  readonly summary: string
+  readonly injected?: readonly string[]
+  /** All tables of the write, dotted, when it touched more than one. */
+  readonly tables?: readonly string[]
+}
+
+export interface Decision {
+  readonly id: string
+  /** Epoch milliseconds. */
+  readonly time: number
+  readonly requestId: string
+  readonly principal?: string
+  readonly table: TableName
+  readonly kind: string
+  readonly verdict: Verdict
+  readonly findings: readonly DecisionFinding[]
+  /** The schema diff summary, one line per change (empty when nothing was judged). */
+  readonly changes: string
+  readonly override?: { readonly id: string, readonly rules: readonly string[] }
+  readonly details: DecisionDetails
+}
+
+/**
+ * The decisions of one audit record, one per table. Tables the gate judged come with their
+ * namespace levels and findings; a write refused before judging names its tables only dotted, and
+ * is split at the last dot (a dot inside a namespace level cannot be told apart there).
+ */
+export function decisionsFromAudit (entry: AuditRecord, time: number, newId: () => string = randomUUID): Decision[] {
+  const judged = entry.decided ?? []
+  const tables: Array<{ table: TableName, findings: readonly DecisionFinding[], changes: string }> = judged.length > 0
+    ? judged.map(d => ({ table: { namespace: [...d.namespace], name: d.name }, findings: d.findings.map(plainFinding), changes: d.summary }))
+    : (entry.tables.length > 0 ? entry.tables : ['']).map(dotted => ({ table: splitDotted(dotted), findings: [], changes: '' }))
+  const details: DecisionDetails = {
+    flows: entry.flows,
+    status: entry.status,
+    forwarded: entry.forwarded,
+    durationMs: entry.durationMs,
+    summary: entry.summary,
+    ...(entry.injected !== undefined ? { injected: entry.injected } : {}),
+    ...(entry.tables.length > 1 ? { tables: entry.tables } : {})
+  }
+  return tables.map(t => ({
+    id: newId(),
+    time,
+    requestId: entry.requestId,
+    ...(entry.principal !== undefined ? { principal: entry.principal } : {}),
+    table: t.table,
+    kind: entry.kind,
+    verdict: entry.verdict,
+    findings: t.findings,
+    changes: t.changes,
+    ...(entry.overrideId !== undefined ? { override: { id: entry.overrideId, rules: entry.overrideRules ?? [] } } : {}),
+    details
+  }))
+}
+
+function plainFinding (f: DecisionFinding): DecisionFinding {
+  return {
+    rule: f.rule,
+    severity: f.severity,
+    message: f.message,
+    ...(f.fieldId !== undefined ? { fieldId: f.fieldId } : {}),
+    ...(f.path !== undefined ? { path: f.path } : {})
+  }
+}
+
+function splitDotted (dotted: string): TableName {
+  const at = dotted.lastIndexOf('.')
+  return at === -1 ? { namespace: [], name: dotted } : { namespace: dotted.slice(0, at).split('.'), name: dotted.slice(at + 1) }
+}
+
+/** Namespace levels as one comparable key (the unit separator, as the REST spec joins them). */
+export function namespaceKey (namespace: readonly string[]): string {
+  return namespace.join('\x1f')
+}
