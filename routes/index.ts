@@ -9,13 +9,14 @@ import { createTableReader } from './admin/admin-context.js'
 import adminRoutes from './admin/index.js'
 import { adminApiDecisionSource } from './console/admin-api-decisions.js'
 import consoleRoutes from './console/index.js'
+import { storedOverrideSource } from './console/stored-overrides.js'
 import iceberg from './iceberg/index.js'
 import ops from './ops.js'
 
 export interface RoutesOptions {
   /** Where the console reads decisions; default: iceguard's own `GET /admin/v1/decisions`. */
   readonly decisions?: DecisionSource
-  /** Where the console reads the overrides in force; default: none (the page says so). */
+  /** Where the console reads the overrides in force; default: the decision store's override records. */
   readonly overrides?: OverrideSource
 }
 
@@ -38,7 +39,7 @@ export default async function routes (app: FastifyInstance, options: RoutesOptio
     tables: createTableReader(app.upstream.client, app.gate.readBase),
     policy: app.policyStore,
     decisions: options.decisions ?? adminApiDecisionSource(app),
-    overrides: options.overrides,
+    overrides: options.overrides ?? storedOverrideSource(app.decisions.store),
     secureCookie: app.config.publicUrl?.startsWith('https:') ?? false,
     jwt: app.config.adminJwt !== undefined
   })

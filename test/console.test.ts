@@ -104,12 +104,13 @@ t.test('the decisions page: newest first, filters, every field escaped', async t
   t.match(visible((await get(`${proxy.url}/console/decisions?verdict=conflict`)).text), /No decisions match these filters/)
 })
 
-t.test('without a decision store the page says so; the default source asks GET /admin/v1/decisions as the viewer', async t => {
+t.test('the default sources: the server\'s own decision log and override records; the adapter asks GET /admin/v1/decisions as the viewer', async t => {
   const up = await startRecordingUpstream(t, fixtureResponder)
   const proxy = await startProxy(t, { upstream: up.url, env: { ICEGUARD_ADMIN_TOKEN: STATIC } })
   const page = await get(`${proxy.url}/console/decisions`, { authorization: `Bearer ${STATIC}` })
   t.equal(page.status, 200)
-  t.match(visible(page.text), /The decision log is not available on this server/)
+  t.match(visible(page.text), /No decisions match these filters/, 'a fresh server\'s own (empty) decision log is read')
+  t.equal((await get(`${proxy.url}/console/decisions`)).status, 401, 'and only with the admin token')
 
   const before = up.requests.length
   const prefixed = await get(`${proxy.url}/console/tables/db/t?prefix=wh`, { authorization: `Bearer ${STATIC}` })

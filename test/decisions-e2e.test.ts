@@ -39,11 +39,13 @@ writeFileSync(policy, 'version: 1\nextends: builtin:spec\ntables:\n  db.orders:\
 
 interface Json { status: number, json: any }
 
-async function call (url: string, opts: { method?: 'GET' | 'POST' | 'DELETE', body?: unknown, headers?: Record<string, string>, dispatcher?: Client } = {}): Promise<Json> {
+/** `anonymous`: send no admin token (admin reads and writes both need it once one is configured). */
+async function call (url: string, opts: { method?: 'GET' | 'POST' | 'DELETE', body?: unknown, headers?: Record<string, string>, dispatcher?: Client, anonymous?: boolean } = {}): Promise<Json> {
+  const admin = url.includes('/admin/') && opts.anonymous !== true ? { authorization: `Bearer ${ADMIN}` } : {}
   const res = await request(url, {
     method: opts.method ?? 'GET',
     ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
-    headers: { ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers },
+    headers: { ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}), ...admin, ...opts.headers },
     ...(opts.dispatcher !== undefined ? { dispatcher: opts.dispatcher } : {})
   })
   const text = await res.body.text()
@@ -152,12 +154,12 @@ t.test('SQLite: decisions of both transports are listed, filtered, read, and sur
   t.match(bad, { status: 400, json: { error: { code: 400, message: /since/ } } }, 'a bad filter is a 400 naming it')
   t.match(await call(`${proxy.url}/admin/v1/decisions?page-token=xyz`), { status: 400, json: { error: { message: /page-token/ } } }, 'so is a bad page token')
 
-  const listed = await cli(['decisions', '--url', proxy.url, '--verdict', 'deny', '--limit', '1'])
+  const listed = await cli(['decisions', '--url', proxy.url, '--verdict', 'deny', '--limit', '1'], { ICEGUARD_ADMIN_TOKEN: ADMIN })
   t.equal(listed.code, 0, 'iceguard decisions lists')
   t.equal(listed.out.split('\n').filter(l => /^\d{4}-/.test(l)).length, 1, 'as many as --limit asks')
   t.match(listed.out, new RegExp(`deny\\s+db\\.orders\\s+update-table\\s+-\\s+COLUMN_NO_DROP\\s+${list[0].verdict === 'deny' ? list[0].id : list[1].id}`), 'one line per decision: time, verdict, table, kind, principal, rules, id')
   t.match(listed.out, /error COLUMN_NO_DROP: Cannot drop/, 'then its findings')
-  const asJson = await cli(['decisions', '--url', proxy.url, '--rule', 'COLUMN_NO_DROP', '--format', 'json'])
+  const asJson = await cli(['decisions', '--url', proxy.url, '--rule', 'COLUMN_NO_DROP', '--format', 'json'], { ICEGUARD_ADMIN_TOKEN: ADMIN })
   t.same(JSON.parse(asJson.out).decisions.map((d: any) => d.id), list.filter(d => d.verdict === 'deny').map(d => d.id), '--format json gives the API\'s records, following pages')
 
   const minted = await cli(['override', '--url', proxy.url, '--table', 'db.orders', '--rule', 'COLUMN_NO_DROP', '--ttl', '1h', '--reason', 'incident 7'], { ICEGUARD_ADMIN_TOKEN: ADMIN })
@@ -165,8 +167,8 @@ t.test('SQLite: decisions of both transports are listed, filtered, read, and sur
   const token = minted.out.trim()
   const allowed = await evolve(proxy.url, 'drop-qty', conns['node:http'], { 'x-iceguard-override': token })
   t.equal(allowed.status, 200, 'the minted token lets the drop through')
-  const records = await cli(['override', '--url', proxy.url, '--list'])
-  t.match(records.out, /db\.orders\s+COLUMN_NO_DROP\s+expires \S+\s+token:\w+\s+incident 7/, '--list shows its record')
+  const records = await cli(['override', '--url', proxy.url, '--list'], { ICEGUARD_ADMIN_TOKEN: ADMIN })
+  t.match(records.out, /db\.orders\s+COLUMN_NO_DROP\s+expires \S+\s+admin-token\s+incident 7/, '--list shows its record')
   const id = records.out.split(/\s+/)[0] as string
   const revoked = await cli(['override', '--url', proxy.url, '--revoke', id], { ICEGUARD_ADMIN_TOKEN: ADMIN })
   t.same([revoked.code, revoked.out], [0, `revoked ${id}\n`], '--revoke revokes it')
@@ -224,15 +226,22 @@ t.test('PostgreSQL: two iceguards share decisions and override revocations', { s
   const seenAtB = await call(`${b.url}/admin/v1/decisions?verdict=deny`)
   t.match(seenAtB.json.decisions, [{ table: { name: 'orders' }, findings: [{ rule: 'COLUMN_NO_DROP' }] }], 'B lists the decision A made')
 
-  const refused = await call(`${b.url}/admin/v1/overrides`, { method: 'POST', body: { table: 'db.orders', rules: ['COLUMN_NO_DROP'], ttl: '1h', reason: 'incident 42' } })
+  t.equal((await call(`${b.url}/admin/v1/decisions`, { anonymous: true })).status, 401, 'reading decisions needs the admin token')
+  const refused = await call(`${b.url}/admin/v1/overrides`, { method: 'POST', anonymous: true, body: { table: 'db.orders', rules: ['COLUMN_NO_DROP'], ttl: '1h', reason: 'incident 42' } })
   t.equal(refused.status, 401, 'minting needs the admin token')
   const minted = await call(`${b.url}/admin/v1/overrides`, {
     method: 'POST', headers: { authorization: `Bearer ${ADMIN}` }, body: { table: 'db.orders', rules: ['COLUMN_NO_DROP'], ttl: '1h', reason: 'incident 42' }
   })
   t.equal(minted.status, 201, 'B mints a token')
   const id = minted.json.override.id
-  t.match(minted.json.override, { table: 'db.orders', rules: ['COLUMN_NO_DROP'], reason: 'incident 42', source: 'minted', 'revoked-at': null, 'minted-by': /^token:/ }, 'its record')
+  t.match(minted.json.override, { table: 'db.orders', rules: ['COLUMN_NO_DROP'], reason: 'incident 42', source: 'minted', 'revoked-at': null, 'minted-by': 'admin-token' }, 'its record')
   t.match((await call(`${a.url}/admin/v1/overrides?active=true`)).json.overrides, [{ id }], 'A lists it as active')
+  const consolePage = async (): Promise<string> => {
+    const res = await request(`${a.url}/console/tables/db/orders`, { headers: { authorization: `Bearer ${ADMIN}` } })
+    return await res.body.text()
+  }
+  const inForce = await consolePage()
+  t.ok(inForce.includes(id) && inForce.includes('incident 42'), 'and A\'s console shows it in force on the table page')
 
   const headers = { 'x-iceguard-override': minted.json.token }
   const used = await evolve(a.url, 'drop-qty', conns['node:http'], headers)
@@ -240,9 +249,10 @@ t.test('PostgreSQL: two iceguards share decisions and override revocations', { s
   await flushed(a)
   t.match((await call(`${b.url}/admin/v1/decisions?verdict=warn`)).json.decisions[0], { override: { id, rules: ['COLUMN_NO_DROP'] } }, 'the decision records the override used')
 
-  t.equal((await call(`${b.url}/admin/v1/overrides/${id}`, { method: 'DELETE' })).status, 401, 'revoking needs the admin token')
+  t.equal((await call(`${b.url}/admin/v1/overrides/${id}`, { method: 'DELETE', anonymous: true })).status, 401, 'revoking needs the admin token')
   const revoked = await call(`${b.url}/admin/v1/overrides/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN}` } })
   t.match(revoked, { status: 200, json: { id, 'revoked-at': /^\d{4}-/ } }, 'B revokes it')
+  t.notOk((await consolePage()).includes(id), 'A\'s console no longer shows it in force')
   t.equal((await evolve(b.url, 'drop-qty', conns['fast lane'], headers)).status, 400, 'B refuses it at once')
   // A learns from the shared store on its own periodic refresh (every two seconds).
   while (!a.app.decisions.revocations.isRevoked(id)) await new Promise(resolve => setTimeout(resolve, 100))
@@ -253,5 +263,5 @@ t.test('PostgreSQL: two iceguards share decisions and override revocations', { s
     t.match(after.json.error.message, new RegExp(`${id} was revoked`), `${name}: and says so`)
   }
   t.equal(posts(catalog).length, postsBefore, 'nothing reached the upstream')
-  t.match((await call(`${a.url}/admin/v1/overrides`)).json.overrides, [{ id, 'revoked-by': /^token:/ }], 'A lists it as revoked')
+  t.match((await call(`${a.url}/admin/v1/overrides`)).json.overrides, [{ id, 'revoked-by': 'admin-token' }], 'A lists it as revoked')
 })

@@ -110,7 +110,7 @@ t.test('denied, overridden and warned decisions reach the webhooks, signed, at l
     datacontenttype: 'application/json',
     text: /iceguard: update-table on db\.orders denied \(COLUMN_NO_DROP\): Cannot drop/
   }, 'its attributes and a Slack-compatible text')
-  const stored = await request(`${proxy.url}/admin/v1/decisions/${event.id as string}`)
+  const stored = await request(`${proxy.url}/admin/v1/decisions/${event.id as string}`, { headers: { authorization: `Bearer ${ADMIN}` } })
   t.same(event.data, await stored.body.json(), 'data is the decision as the API shows it')
 
   // The retry, once its backoff has passed (the clock is moved, not waited for).

@@ -4,7 +4,7 @@
  * `DELETE /admin/v1/overrides/{id}` revokes one; the gate then refuses it on every replica that
  * shares the store (src/decisions/revocations.ts).
  */
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { principalFromHeaders } from '../../src/audit/principal.js'
@@ -75,7 +75,7 @@ export default async function overrideRoutes (app: FastifyInstance, { scope }: {
       table: verified.table,
       rules: verified.rules,
       reason: verified.reason,
-      ...(principalOf(request.headers) !== undefined ? { mintedBy: principalOf(request.headers) } : {}),
+      ...(principalOf(request) !== undefined ? { mintedBy: principalOf(request) } : {}),
       issuedAt: verified.issuedAt.getTime(),
       expiresAt: verified.expiresAt.getTime(),
       source: 'minted' as const
@@ -97,7 +97,7 @@ export default async function overrideRoutes (app: FastifyInstance, { scope }: {
     }
   }, async (request) => {
     const now = Date.now()
-    const revoked = await storeCall(async () => await decisions.store.revokeOverride(request.params.id, principalOf(request.headers), now,
+    const revoked = await storeCall(async () => await decisions.store.revokeOverride(request.params.id, principalOf(request), now,
       now + MAX_OVERRIDE_TTL_SECONDS * 1000), 'revoke the override')
     decisions.revocations.add(revoked.id)
     request.log.info({ override: revoked.id, revokedBy: revoked.revokedBy }, 'override revoked')
@@ -105,6 +105,12 @@ export default async function overrideRoutes (app: FastifyInstance, { scope }: {
   })
 }
 
-function principalOf (headers: Readonly<Record<string, string | string[] | undefined>>): string | undefined {
-  return principalFromHeaders(headers)
+/**
+ * Who minted or revoked: the verified admin caller when admin authentication is configured (its
+ * credential is taken out of the request once checked), else whoever the headers name.
+ */
+function principalOf (request: FastifyRequest): string | undefined {
+  const identity = request.adminIdentity
+  if (identity === undefined) return principalFromHeaders(request.headers)
+  return identity.kind === 'jwt' ? `sub:${identity.principal}` : identity.principal
 }
