@@ -21,6 +21,8 @@ import gatePlugin from './plugins/gate.js'
 import { PolicyStore } from './policy/policy-store.js'
 import { fanOutAuditSink, pinoAuditSink } from './audit/audit-log.js'
 import { metricsAuditSink } from './metrics/gate-metrics.js'
+import { metrics } from './metrics/iceguard-metrics.js'
+import { configureTableHistory } from './iceberg/history-store.js'
 import { createUpstream, type Upstream } from './upstream/index.js'
 import routes from '../routes/index.js'
 
@@ -59,6 +61,7 @@ export function loggerOptions (config: Pick<Config, 'logLevel'>): FastifyServerO
 export async function buildApp (config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   let app: FastifyInstance | undefined
   let closing = false
+  configureTableHistory({ maxBytes: config.gateHistoryMemory, onOutcome: outcome => { metrics.tableHistory.inc({ outcome }) } })
   const upstream = options.upstream ?? createUpstream(config, {
     onError (err, req) {
       // Only failures are logged on the fast path; never bodies, never headers.

@@ -17,6 +17,7 @@ export interface IceguardMetrics {
   readonly findings: Counter
   readonly upstreamLatency: Histogram
   readonly baseLoads: Counter
+  readonly tableHistory: Counter
 }
 
 // Catalog round trips run from single-digit milliseconds (local fixture) to seconds (loaded cloud catalogs).
@@ -35,7 +36,9 @@ export function createMetrics (): IceguardMetrics {
     upstreamLatency: registry.register(new Histogram('iceguard_upstream_request_duration_seconds',
       'Time from sending a request to the upstream catalog to its response headers, by method and status.', LATENCY_BUCKETS)),
     baseLoads: registry.register(new Counter('iceguard_base_loads_total',
-      'Loads of a table\'s current metadata from the upstream to judge a commit, by outcome.'))
+      'Loads of a table\'s current metadata from the upstream to judge a commit, by outcome.')),
+    tableHistory: registry.register(new Counter('iceguard_gate_history_total',
+      'Reads of a table\'s schema-history summary by the gate\'s history rules, by outcome: reused, extended (only new schemas read), built (read whole), evicted (a table dropped for the memory budget), over-budget (kept summaries exceed --gate-history-memory because one table alone does).'))
   }
 }
 
