@@ -37,7 +37,10 @@ const { values: args } = parseArgs({
     widths: { type: 'string', default: '10,100,1000,10000' },
     reps: { type: 'string', default: '3' },
     window: { type: 'string', default: '9' },
-    label: { type: 'string', default: '' }
+    label: { type: 'string', default: '' },
+    phases: { type: 'string', default: 'history,width,api' },
+    /** A folder for a V8 CPU profile of iceguard's process (--cpu-prof), written when it stops. */
+    profile: { type: 'string' }
   }
 })
 const nums = (s: string): number[] => s.split(',').map(Number).filter(n => Number.isFinite(n) && n > 0)
@@ -249,7 +252,8 @@ async function freePort (): Promise<number> {
 /** iceguard from `dir`, logging warnings only (a log line per request would be measured too). */
 async function startIceguard (dir: string, upstream: string): Promise<{ child: ChildProcess, url: string }> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts', '--upstream', upstream, '--port', String(port), '--host', '127.0.0.1'],
+  const profile = args.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', path.resolve(args.profile)]
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'src/server.ts', '--upstream', upstream, '--port', String(port), '--host', '127.0.0.1'],
     { cwd: dir, env: { ...process.env, ICEGUARD_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'inherit', 'inherit'] })
   const url = `http://127.0.0.1:${port}`
   for (let i = 0; i < 600; i++) {
@@ -291,7 +295,8 @@ try {
     '| k (schemas) | loadTable answer | CPU per commit (ms) | RSS (MB) |', '|---|---|---|---|')
   const h = evolving('history', Number(args.columns))
   const rows: Array<{ k: number, bytes: number, ms: number }> = []
-  for (const k of nums(args.history)) {
+  const phases = new Set(args.phases.split(','))
+  for (const k of phases.has('history') ? nums(args.history) : []) {
     const have = (tables.get('history')?.meta.schemas as unknown[]).length
     const target = Math.max(have, k - windowSize - 2)
     if (target > have) jump(h, target - have)
@@ -305,14 +310,16 @@ try {
     rows.push({ k: k2, bytes, ms: median(times) })
     out.push(`| ${k2} | ${f1(bytes / 1024 / 1024)} MB | ${f1(median(times))} | ${rss(pid).rssMB} |`)
   }
-  const [a, b] = rows.slice(-2)
-  if (a !== undefined && b !== undefined) {
+  // Each checkpoint against the one nearest to a tenth of it (k=1,000 against k=100), then the last two.
+  const b = rows[rows.length - 1]
+  for (const a of [rows.reduce((best, r) => b !== undefined && Math.abs(r.k - b.k / 10) < Math.abs(best.k - b.k / 10) ? r : best, rows[0] as typeof rows[0]), rows[rows.length - 2]]) {
+    if (a === undefined || b === undefined || a === b) continue
     out.push('', `Ratio k=${b.k} vs k=${a.k}: CPU ×${(b.ms / a.ms).toFixed(2)}, metadata size ×${(b.bytes / a.bytes).toFixed(2)}`)
   }
 
   out.push('', `### Width (median of ${args.reps}: commit #2 on a fresh table, adding one optional column)`, '',
     '| columns | cold commit #1 (ms) | commit #2 (ms) |', '|---|---|---|')
-  for (const w of nums(args.widths)) {
+  for (const w of phases.has('width') ? nums(args.widths) : []) {
     const cold: number[] = []
     const hot: number[] = []
     for (let r = 0; r < Number(args.reps); r++) {
@@ -325,6 +332,10 @@ try {
     out.push(`| ${w} | ${f1(median(cold))} | ${f1(median(hot))} |`)
   }
 
+  if (!phases.has('api')) {
+    process.stdout.write(out.join('\n') + '\n')
+    process.exit(0)
+  }
   out.push('', '### Schema-history admin API (the history table above)', '')
   const path0 = '/admin/v1/namespaces/scale/tables/history/schemas'
   const first: number[] = []

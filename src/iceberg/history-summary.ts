@@ -69,6 +69,8 @@ export function createHistoryLog (): HistoryLog {
   const seen = new Map<number, Seen>()
   const exact = new Map<string, Named[]>()
   const folded = new Map<string, Named[]>()
+  /** The path each id was last recorded under: a (path, id) pair seen before adds nothing. */
+  const lastPath = new Map<number, string>()
   let bytes = 0
   const add = (names: Map<string, Named[]>, key: string, entry: Named): void => {
     const list = names.get(key)
@@ -100,10 +102,15 @@ export function createHistoryLog (): HistoryLog {
         const index = indexSchema(schema)
         for (let pos = 0; pos < index.size; pos++) {
           const id = index.idAt(pos)
-          const path = index.pathAt(pos)
+          const path = index.parentAt(pos) < 0 ? index.nameAt(pos) : index.pathAt(pos)
+          // Nearly every field is the one the schema before had, under the same path: that pair
+          // is recorded already, and nothing else is looked at.
+          if (lastPath.get(id) === path) continue
+          lastPath.set(id, path)
           if (!seen.has(id)) {
             seen.set(id, { path, at, ...(schema.schemaId === undefined ? {} : { schemaId: schema.schemaId }) })
-            bytes += ENTRY_BYTES + 2 * path.length
+            // The entry, and the id's slot in `lastPath`.
+            bytes += ENTRY_BYTES + 40 + 2 * path.length
           }
           const entry: Named = { id, schemaId: schema.schemaId, at }
           add(exact, path, entry)
