@@ -10,7 +10,7 @@ import { diffSchemas } from '../diff/schema-diff.js'
 import { summarizeChanges } from '../diff/summary.js'
 import { schemaToJson, typeToString } from '../iceberg/print.js'
 import { indexSchema } from '../iceberg/schema-index.js'
-import type { Schema, TableMetadata } from '../iceberg/types.js'
+import type { IcebergType, Schema, TableMetadata } from '../iceberg/types.js'
 import { changeToWire, SchemaChangeSchema } from './change.js'
 import { SchemaJsonSchema, TableIdentifierSchema, type TableIdentifier } from './iceberg-rest.js'
 import { ref } from './ref.js'
@@ -121,19 +121,26 @@ export function buildSchemaHistory (table: TableIdentifier, metadata: TableMetad
     return version
   })
 
-  const lineage = new Map<number, Lineage & { lastSeen: number }>()
+  // Positional reads of each schema's index (no object per field), and a type written out once
+  // per id, for the last schema that has it: this walk is over every field of every schema.
+  const lineage = new Map<number, Lineage & { lastSeen: number, lastType: IcebergType }>()
   schemas.forEach((schema, i) => {
     const schemaId = schema.schemaId ?? i
-    for (const f of indexSchema(schema).fields) {
-      let entry = lineage.get(f.id)
+    const isCurrent = schemaId === metadata.currentSchemaId
+    const index = indexSchema(schema)
+    for (let pos = 0; pos < index.size; pos++) {
+      const id = index.idAt(pos)
+      const path = index.parentAt(pos) < 0 ? index.nameAt(pos) : index.pathAt(pos)
+      let entry = lineage.get(id)
       if (entry === undefined) {
-        entry = { 'field-id': f.id, names: [], type: '', 'added-in-schema-id': schemaId, 'in-current-schema': false, lastSeen: i }
-        lineage.set(f.id, entry)
+        entry = { 'field-id': id, names: [], type: '', 'added-in-schema-id': schemaId, 'in-current-schema': false, lastSeen: i, lastType: index.typeAt(pos) }
+        lineage.set(id, entry)
       }
-      if (!entry.names.includes(f.path)) entry.names.push(f.path)
-      entry.type = typeToString(f.type)
+      const names = entry.names
+      if (names[names.length - 1] !== path && !names.includes(path)) names.push(path)
+      entry.lastType = index.typeAt(pos)
       entry.lastSeen = i
-      if (schemaId === metadata.currentSchemaId) entry['in-current-schema'] = true
+      if (isCurrent) entry['in-current-schema'] = true
     }
   })
 
@@ -144,7 +151,8 @@ export function buildSchemaHistory (table: TableIdentifier, metadata: TableMetad
 
   const droppedNames: Static<typeof DroppedNameSchema>[] = []
   const entries = [...lineage.values()].sort((a, b) => a['field-id'] - b['field-id'])
-  const out: Lineage[] = entries.map(({ lastSeen, ...entry }) => {
+  const out: Lineage[] = entries.map(({ lastSeen, lastType, ...entry }) => {
+    entry.type = typeToString(lastType)
     if (lastSeen < last) {
       const droppedIn = schemas[lastSeen + 1]?.schemaId ?? lastSeen + 1
       entry['dropped-in-schema-id'] = droppedIn
