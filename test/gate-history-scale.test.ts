@@ -10,6 +10,7 @@
 import t from 'tap'
 import { startProxy, startRecordingUpstream, type RecordedRequest } from './helpers/index.js'
 import { exchange, TRANSPORTS } from './helpers/raw-http.js'
+import { loadConfig } from '../src/config.js'
 import type { ServerResponse } from 'node:http'
 
 const TABLE = '/v1/namespaces/db/tables/t'
@@ -124,4 +125,12 @@ t.test('metadata larger than --upstream-max-response: a final 400 naming the set
     t.match(error.message, /^Cannot judge a commit to table db\.t: .*--upstream-max-response \(ICEGUARD_UPSTREAM_MAX_RESPONSE\)/, `${name}: the message names the setting`)
     t.equal(posts(upstream.requests).length, 0, `${name}: nothing was forwarded`)
   }
+})
+
+t.test('--gate-history-memory: a size, 0 for none, 64MiB by default; a bad value names the setting', async t => {
+  t.equal(loadConfig([], {}).gateHistoryMemory, 64 * 1024 * 1024)
+  t.equal(loadConfig(['--gate-history-memory', '8MiB'], {}).gateHistoryMemory, 8 * 1024 * 1024)
+  t.equal(loadConfig([], { ICEGUARD_GATE_HISTORY_MEMORY: '0' }).gateHistoryMemory, 0)
+  const err = t.throws(() => loadConfig(['--gate-history-memory', 'lots'], {})) as Error
+  t.match(err.message, /--gate-history-memory\/ICEGUARD_GATE_HISTORY_MEMORY: "lots"/)
 })
