@@ -39,6 +39,9 @@ const { values: args } = parseArgs({
     window: { type: 'string', default: '9' },
     label: { type: 'string', default: '' },
     phases: { type: 'string', default: 'history,width,api' },
+    /** Extra iceguard flags, space-separated (`--upstream-max-response 512MiB`), and node flags. */
+    'server-args': { type: 'string', default: '' },
+    'node-args': { type: 'string', default: '' },
     /** A folder for a V8 CPU profile of iceguard's process (--cpu-prof), written when it stops. */
     profile: { type: 'string' }
   }
@@ -253,7 +256,8 @@ async function freePort (): Promise<number> {
 async function startIceguard (dir: string, upstream: string): Promise<{ child: ChildProcess, url: string }> {
   const port = await freePort()
   const profile = args.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', path.resolve(args.profile)]
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'src/server.ts', '--upstream', upstream, '--port', String(port), '--host', '127.0.0.1'],
+  const words = (text: string): string[] => text.split(' ').filter(w => w !== '')
+  const child = spawn(process.execPath, [...profile, ...words(args['node-args']), '--import', 'tsx', 'src/server.ts', '--upstream', upstream, '--port', String(port), '--host', '127.0.0.1', ...words(args['server-args'])],
     { cwd: dir, env: { ...process.env, ICEGUARD_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'inherit', 'inherit'] })
   const url = `http://127.0.0.1:${port}`
   for (let i = 0; i < 600; i++) {
