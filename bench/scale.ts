@@ -316,13 +316,16 @@ try {
   }
   // Each checkpoint against the one nearest to a tenth of it (k=1,000 against k=100), then the last two.
   const b = rows[rows.length - 1]
-  for (const a of [rows.reduce((best, r) => b !== undefined && Math.abs(r.k - b.k / 10) < Math.abs(best.k - b.k / 10) ? r : best, rows[0] as typeof rows[0]), rows[rows.length - 2]]) {
+  const tenth = rows.reduce((best, r) => b !== undefined && Math.abs(r.k - b.k / 10) < Math.abs(best.k - b.k / 10) ? r : best, rows[0] as typeof rows[0])
+  for (const a of new Set([tenth, rows[rows.length - 2]])) {
     if (a === undefined || b === undefined || a === b) continue
     out.push('', `Ratio k=${b.k} vs k=${a.k}: CPU ×${(b.ms / a.ms).toFixed(2)}, metadata size ×${(b.bytes / a.bytes).toFixed(2)}`)
   }
 
-  out.push('', `### Width (median of ${args.reps}: commit #2 on a fresh table, adding one optional column)`, '',
-    '| columns | cold commit #1 (ms) | commit #2 (ms) |', '|---|---|---|')
+  if (phases.has('width')) {
+    out.push('', `### Width (median of ${args.reps}: commit #2 on a fresh table, adding one optional column)`, '',
+      '| columns | cold commit #1 (ms) | commit #2 (ms) |', '|---|---|---|')
+  }
   for (const w of phases.has('width') ? nums(args.widths) : []) {
     const cold: number[] = []
     const hot: number[] = []
