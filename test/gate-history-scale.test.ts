@@ -107,6 +107,11 @@ for (const memory of ['1KiB', '0']) {
       const arrived = JSON.parse(sent[sent.length - 1]!.body.toString()) as { updates: unknown, requirements: unknown[] }
       t.same(arrived.updates, (JSON.parse(body) as { updates: unknown }).updates, `${name}: the updates as sent`)
     }
+    // Every base above was the same metadata: read whole once (or on every commit with no budget).
+    const metrics = await (await fetch(`${proxy.url}/metrics`)).text()
+    const count = (outcome: string): number => Number(new RegExp(`^iceguard_gate_history_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(metrics)?.[1] ?? 0)
+    if (memory === '0') t.ok(count('built') >= 6, 'no budget: every judged commit read the history whole')
+    else t.ok(count('over-budget') >= 1 && count('reused') >= 1, 'over the budget, the table stayed and its summary was reused')
   })
 }
 
