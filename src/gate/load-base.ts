@@ -9,6 +9,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import { errorBody } from '../errors.js'
+import { markServed } from '../iceberg/history-store.js'
 import { parseTableMetadata } from '../iceberg/parse.js'
 import type { TableMetadata } from '../iceberg/types.js'
 import { baseCacheKey, type BaseCache } from './base-cache.js'
@@ -139,5 +140,7 @@ export function readLoadAnswer (answer: UpstreamAnswer, reuse?: SchemaReuse): Ba
     const known = read.collect(metadata.schemas)
     if (known !== undefined) reuse.texts.set(reuse.key, known)
   }
+  // The upstream's own metadata: its schema history may be summarised for later commits.
+  markServed(metadata)
   return { status: 200, metadata }
 }

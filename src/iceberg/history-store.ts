@@ -12,6 +12,11 @@
  * What is kept is derived from metadata the upstream served; a view shows only what the caller's
  * own base holds, so nothing of another caller's read leaks into a judgement.
  *
+ * Only metadata an upstream served updates or uses the kept summaries (`markServed`, called where
+ * a loadTable answer is read): metadata a caller wrote itself (a dry run with `metadata` in its
+ * body) could otherwise plant schemas under a real table's uuid for later commits to be judged
+ * by. Any other base gets a summary of its own, read whole.
+ *
  * Memory is bounded by a budget in bytes (the summaries' approximate size), whole tables out,
  * least recently used first. The table in use is never evicted by its own growth: its history is
  * needed to judge it, and dropping it would only make the next commit read it all again. A table
@@ -69,7 +74,7 @@ export function createHistoryStore (options: HistoryStoreOptions = {}): HistoryS
   const read = (base: TableMetadata): HistoryView => {
     const schemas = base.schemas
     const uuid = base.tableUuid
-    if (uuid === undefined || uuid === '' || maxBytes <= 0 || schemas.some(s => s.schemaId === undefined)) {
+    if (!servedBases.has(base) || uuid === undefined || uuid === '' || maxBytes <= 0 || schemas.some(s => s.schemaId === undefined)) {
       count('built')
       return fresh(base).view(schemas.length)
     }
@@ -107,6 +112,19 @@ function covers (log: HistoryLog, base: TableMetadata): boolean {
   const n = Math.min(log.schemaIds.length, base.schemas.length)
   for (let i = 0; i < n; i++) if (!log.holds(i, base.schemas[i] as Schema)) return false
   return true
+}
+
+/** Metadata parsed from an upstream's answer (never a caller's own text). */
+const servedBases = new WeakSet<TableMetadata>()
+
+/** Marks `metadata` as parsed from an upstream catalog's loadTable answer: its history may be kept and reused. */
+export function markServed (metadata: TableMetadata): void {
+  servedBases.add(metadata)
+}
+
+/** Whether `metadata` was marked by `markServed`. */
+export function isServed (metadata: TableMetadata): boolean {
+  return servedBases.has(metadata)
 }
 
 let shared: HistoryStore = createHistoryStore()

@@ -11,7 +11,7 @@ import t from 'tap'
 import { evaluateCommit } from '../../src/gate/evaluate-commit.js'
 import { parseTableMetadata } from '../../src/iceberg/parse.js'
 import type { Schema, TableMetadata } from '../../src/iceberg/types.js'
-import { configureTableHistory } from '../../src/iceberg/history-store.js'
+import { configureTableHistory, markServed } from '../../src/iceberg/history-store.js'
 import { droppedNamed } from '../../src/rules/platform/dropped-name-reused.js'
 import { historyOf } from '../../src/rules/spec/field-id-not-reused.js'
 import type { RuleSettings } from '../../src/rules/rule.js'
@@ -46,7 +46,7 @@ const messages = (b: TableMetadata, request: Record<string, unknown>, settings: 
   evaluateCommit({ base: b, request, settings }).findings.map(f => f.message)
 
 t.test('FIELD_ID_NOT_REUSED: one base object, commits that do and do not reuse an id, in turn', async t => {
-  const shared = base('FIELD_ID_NOT_REUSED')
+  const shared = served(base('FIELD_ID_NOT_REUSED'))
   const reuse = read('FIELD_ID_NOT_REUSED', 'commit.json')
   const fresh = renumbered(reuse, 13, 14)
   const settings = only('FIELD_ID_NOT_REUSED')
@@ -64,7 +64,7 @@ t.test('FIELD_ID_NOT_REUSED: one base object, commits that do and do not reuse a
 })
 
 t.test('DROPPED_NAME_REUSED: one base object, both case options and different names, in turn', async t => {
-  const shared = base('DROPPED_NAME_REUSED')
+  const shared = served(base('DROPPED_NAME_REUSED'))
   const same = read('DROPPED_NAME_REUSED', 'commit.json')
   const upper = renamed(same, 'coupon', 'COUPON')
   const other = renamed(same, 'coupon', 'voucher')
@@ -84,7 +84,13 @@ t.test('DROPPED_NAME_REUSED: one base object, both case options and different na
 
 /** A base over the given schema objects, as a new object each call (as a new ETag brings). */
 function over (shared: TableMetadata, schemas: readonly Schema[], currentSchemaId = shared.currentSchemaId): TableMetadata {
-  return { ...shared, schemas: [...schemas], currentSchemaId }
+  return served({ ...shared, schemas: [...schemas], currentSchemaId })
+}
+
+/** Marked as an upstream's answer, as the gate's loader marks what it reads: its history is kept. */
+function served (m: TableMetadata): TableMetadata {
+  markServed(m)
+  return m
 }
 
 /** The same schemas as new objects: nothing remembered for them can answer. */
@@ -115,7 +121,7 @@ t.test('the history summary: a new base object over the same schemas reads nothi
   const outcomes: string[] = []
   t.teardown(() => { configureTableHistory({}) })
   configureTableHistory({ onOutcome: o => outcomes.push(o) })
-  const shared = { ...base('DROPPED_NAME_REUSED'), tableUuid: 'a1b2c3d4-0000-4000-8000-000000000001' }
+  const shared = served({ ...base('DROPPED_NAME_REUSED'), tableUuid: 'a1b2c3d4-0000-4000-8000-000000000001' })
   historyOf(shared, current(shared))
   const next = over(shared, shared.schemas)
   t.not(next, shared)
@@ -126,7 +132,7 @@ t.test('the history summary: a new base object over the same schemas reads nothi
 })
 
 t.test('the history summary: a changed schema list is never answered from the old one', async t => {
-  const shared = { ...base('DROPPED_NAME_REUSED'), tableUuid: 'a1b2c3d4-0000-4000-8000-000000000002' }
+  const shared = served({ ...base('DROPPED_NAME_REUSED'), tableUuid: 'a1b2c3d4-0000-4000-8000-000000000002' })
   const now = current(shared)
   const older = shared.schemas.filter(s => s !== now)
   t.ok(older.length > 0, 'the fixture has history')
@@ -166,7 +172,7 @@ t.test('the history memos: random histories give the findings a fresh base gives
         const cur = pool[currentPick % pool.length] as Schema
         if (!schemas.includes(cur)) schemas.push(cur)
         const lastColumnId = 8
-        const memo = { ...template, formatVersion: 2 as const, lastColumnId, schemas, currentSchemaId: cur.schemaId as number }
+        const memo = served({ ...template, formatVersion: 2 as const, lastColumnId, schemas, currentSchemaId: cur.schemaId as number })
         const fresh = { ...memo, tableUuid: undefined, schemas: cloned(schemas) }
         const request = {
           updates: [

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check'
 import t from 'tap'
-import { createHistoryStore, type HistoryOutcome } from '../../src/iceberg/history-store.js'
+import { createHistoryStore, markServed, type HistoryOutcome } from '../../src/iceberg/history-store.js'
 import { summarize, type HistoryView } from '../../src/iceberg/history-summary.js'
 import type { NestedField, Schema, TableMetadata } from '../../src/iceberg/types.js'
 
@@ -22,7 +22,15 @@ function toSchema (columns: ReadonlyArray<[number, string, boolean]>, schemaId: 
   return { schemaId, identifierFieldIds: [], struct: { kind: 'struct', fields } }
 }
 
+/** Metadata as an upstream would serve it (marked so: its history may be kept). */
 function table (uuid: string, schemas: readonly Schema[]): TableMetadata {
+  const m = unserved(uuid, schemas)
+  markServed(m)
+  return m
+}
+
+/** Metadata a caller wrote itself (a dry run's `metadata`). */
+function unserved (uuid: string, schemas: readonly Schema[]): TableMetadata {
   return {
     formatVersion: 2,
     tableUuid: uuid,
@@ -116,4 +124,21 @@ t.test('the budget evicts whole tables, least recently used first, and counts it
   tiny.historyOf(table('big', [wide(1), wide(20)]))
   t.same(outcomes, ['built', 'over-budget', 'extended', 'over-budget'], 'a table alone over the budget is kept and counted')
   t.equal(tiny.tables, 1)
+})
+
+t.test('metadata no upstream served neither uses nor changes the kept summary', async t => {
+  const outcomes: HistoryOutcome[] = []
+  const store = createHistoryStore({ onOutcome: o => outcomes.push(o) })
+  const real = [toSchema([[1, 'a', false]], 0), toSchema([[2, 'b', false]], 1)]
+  store.historyOf(table('u', real))
+  // A caller's own metadata under the same uuid: the same schema ids, other contents, one more schema.
+  const planted = [toSchema([[1, 'a', true]], 0), toSchema([[2, 'b', true]], 1), toSchema([[9, 'z', false]], 2)]
+  const own = store.historyOf(unserved('u', planted))
+  t.equal(own.firstSeen(101)?.schemaId, 0, 'it is judged by its own history')
+  t.equal(own.firstSeen(9)?.schemaId, 2)
+  const after = store.historyOf(table('u', [...real, toSchema([[3, 'c', false]], 2)]))
+  t.same(outcomes, ['built', 'built', 'extended'], 'the kept summary was neither used nor replaced')
+  t.equal(after.firstSeen(101), undefined, 'nothing of the planted schemas')
+  t.equal(after.firstSeen(9), undefined)
+  t.equal(after.firstSeen(3)?.schemaId, 2)
 })
