@@ -24,6 +24,7 @@ import { metricsAuditSink } from './metrics/gate-metrics.js'
 import { metrics as processMetrics } from './metrics/iceguard-metrics.js'
 import { openDecisions, withRevocation, type Decisions } from './decisions/index.js'
 import { policyWebhooks } from './decisions/policy-webhooks.js'
+import { configureTableHistory } from './iceberg/history-store.js'
 import { createUpstream, type Upstream } from './upstream/index.js'
 import routes, { type RoutesOptions } from '../routes/index.js'
 
@@ -70,6 +71,7 @@ export function loggerOptions (config: Pick<Config, 'logLevel'>): FastifyServerO
 export async function buildApp (config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   let app: FastifyInstance | undefined
   let closing = false
+  configureTableHistory({ maxBytes: config.gateHistoryMemory, onOutcome: outcome => { processMetrics.tableHistory.inc({ outcome }) } })
   const upstream = options.upstream ?? createUpstream(config, {
     onError (err, req) {
       // Only failures are logged on the fast path; never bodies, never headers.

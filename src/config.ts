@@ -34,6 +34,8 @@ export interface Config {
   readonly bodyLimit: number
   /** Largest upstream answer iceguard reads whole (config, base loads, gated commits); streamed answers have no limit. */
   readonly upstreamMaxResponse: number
+  /** Bytes of schema-history summaries the gate keeps between commits (src/iceberg/history-store.ts). */
+  readonly gateHistoryMemory: number
   readonly logLevel: LogLevel
   /** Embedded catalog: warehouse folder (undefined: the catalog's default). */
   readonly warehouse: string | undefined
@@ -95,6 +97,7 @@ export const DEFAULTS = {
   retryAfter: 1,
   bodyLimit: 10 * 1024 * 1024,
   upstreamMaxResponse: 256 * 1024 * 1024,
+  gateHistoryMemory: 64 * 1024 * 1024,
   logLevel: 'info' as LogLevel,
   assertions: 'inject' as AssertionMode,
   adminJwtClaim: 'scope',
@@ -120,6 +123,7 @@ export const OPTIONS: Readonly<Record<string, OptionSpec>> = {
   'upstream-body-timeout': { env: 'ICEGUARD_UPSTREAM_BODY_TIMEOUT', type: 'string', help: `ms of silence allowed while reading an upstream body (default ${DEFAULTS.upstreamBodyTimeout})` },
   'upstream-connections': { env: 'ICEGUARD_UPSTREAM_CONNECTIONS', type: 'string', help: `max keep-alive connections to the upstream (default ${DEFAULTS.upstreamConnections})` },
   'upstream-max-response': { env: 'ICEGUARD_UPSTREAM_MAX_RESPONSE', type: 'string', help: 'largest upstream answer read whole: config, base loads, gated commits (default 256MiB)' },
+  'gate-history-memory': { env: 'ICEGUARD_GATE_HISTORY_MEMORY', type: 'string', help: 'memory for the tables\' schema-history summaries the gate keeps between commits, whole tables out least recently used first; 0 keeps none (default 64MiB)' },
   'upstream-keep-alive-timeout': { env: 'ICEGUARD_UPSTREAM_KEEP_ALIVE_TIMEOUT', type: 'string', help: `ms an idle upstream connection is kept for reuse (default ${DEFAULTS.upstreamKeepAliveTimeout})` },
   'keep-alive-timeout': { env: 'ICEGUARD_KEEP_ALIVE_TIMEOUT', type: 'string', help: `ms an idle client connection is kept open; keep it above the load balancer's idle timeout (default ${DEFAULTS.keepAliveTimeout})` },
   'shutdown-timeout': { env: 'ICEGUARD_SHUTDOWN_TIMEOUT', type: 'string', help: `ms in-flight requests get to finish after SIGTERM before the process exits anyway (default ${DEFAULTS.shutdownTimeout})` },
@@ -217,6 +221,11 @@ export function loadConfig (argv: readonly string[] = [], env: NodeJS.ProcessEnv
     if (URL.canParse(webhookText) && /^https?:$/.test(new URL(webhookText).protocol)) webhookUrl = new URL(webhookText).href
     else problems.push(`ICEGUARD_WEBHOOK_URL: "${webhookText}" is not an http:// or https:// URL`)
   }
+  const historyText = str('gate-history-memory')
+  const gateHistoryMemory = historyText === undefined ? DEFAULTS.gateHistoryMemory : parseBytes(historyText)
+  if (gateHistoryMemory === undefined || gateHistoryMemory < 0) {
+    problems.push(`--gate-history-memory/ICEGUARD_GATE_HISTORY_MEMORY: "${historyText}" is not a size such as 0, 512KiB or 64MiB`)
+  }
 
   const config: Config = {
     port,
@@ -235,6 +244,7 @@ export function loadConfig (argv: readonly string[] = [], env: NodeJS.ProcessEnv
     retryAfter: int(problems, 'retry-after', str('retry-after'), DEFAULTS.retryAfter, 0, 86_400),
     bodyLimit: bodyLimit ?? DEFAULTS.bodyLimit,
     upstreamMaxResponse: upstreamMaxResponse ?? DEFAULTS.upstreamMaxResponse,
+    gateHistoryMemory: gateHistoryMemory ?? DEFAULTS.gateHistoryMemory,
     logLevel: logLevel as LogLevel,
     warehouse: str('warehouse'),
     memory: bool('memory'),

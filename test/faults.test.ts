@@ -350,8 +350,12 @@ t.test('upstream faults', async t => {
     const up = await startFaultUpstream(t, { target: w.catalogUrl })
     const proxy = await proxyOn(t, up.url, { ...RETRY_AFTER, 'upstream-max-response': '64KiB' })
     up.use(req => req.method === 'GET' ? { kind: 'huge', bytes: 1024 * 1024 } : { kind: 'pass' })
-    // The gate reads the base load whole: an oversized one is unusable, and nothing is forwarded.
-    expectUnavailable(t, await call(proxy.url + TABLE_PATH, { method: 'POST', body: w.schemaCommit }), 'oversized base load')
+    // The gate reads the base load whole: an oversized one cannot be judged, which no retry
+    // changes: a final 400 naming the setting, and nothing is forwarded.
+    const refused = await call(proxy.url + TABLE_PATH, { method: 'POST', body: w.schemaCommit })
+    t.equal(refused.status, 400, 'oversized base load: a final 400')
+    t.equal(errorOf(refused).type, 'BadRequestException')
+    t.match(errorOf(refused).message, /--upstream-max-response/, 'naming the setting to raise')
     t.equal(up.count('POST'), 0, 'nothing forwarded')
     // /v1/config is read whole too (to remove overrides.uri): a bad response, not a hang or a crash.
     const config = await call(proxy.url + '/v1/config')

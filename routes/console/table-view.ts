@@ -6,7 +6,7 @@
 import { checkContract } from '../../src/policy/contract.js'
 import { contractReport } from '../../src/schemas/contract-report.js'
 import { effectivePolicyToWire } from '../../src/schemas/effective-policy.js'
-import { buildSchemaHistory } from '../../src/schemas/schema-history.js'
+import { buildSchemaHistory, SCHEMA_PAGE_MAX, type SchemaHistory } from '../../src/schemas/schema-history.js'
 import { tableBody, type Shown, type TableView } from '../../src/console/table-page.js'
 import type { Html } from '../../src/console/html.js'
 import type { OverrideInForce, OverrideSource } from '../../src/console/override-source.js'
@@ -35,7 +35,8 @@ export async function tableView (sources: Sources, namespaceSegment: string, nam
   const label = tableName(table)
   const metadata = await readMetadata(sources.tables, { ...table, prefix }, authorization)
   const resolved = sources.policy.resolve(table)
-  const history: Shown<ReturnType<typeof buildSchemaHistory>> = metadata.ok ? { ok: true, value: buildSchemaHistory(table, metadata.value) } : metadata
+  // The first page from the oldest schema (no page token, so never undefined), at the largest page size.
+  const history: Shown<SchemaHistory> = metadata.ok ? { ok: true, value: buildSchemaHistory(table, metadata.value, { pageSize: SCHEMA_PAGE_MAX }) as SchemaHistory } : metadata
   let contract: TableView['contract']
   if (resolved.contract !== undefined) {
     if (!metadata.ok) contract = { ok: false, problem: `Cannot check the contract: ${metadata.problem}` }

@@ -10,7 +10,7 @@
  * `Cookie`, never the secret itself), so one caller's cached metadata can never answer another's.
  *
  * Memory is bounded by entry count and by approximate size (the length of the answer each entry
- * was parsed from), least recently used first out.
+ * was parsed from), least recently used first out; the entry just set always stays (`sized-lru.ts`).
  */
 import { createHash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'

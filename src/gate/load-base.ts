@@ -9,6 +9,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import { errorBody } from '../errors.js'
+import { markServed } from '../iceberg/history-store.js'
 import { parseTableMetadata } from '../iceberg/parse.js'
 import type { TableMetadata } from '../iceberg/types.js'
 import { baseCacheKey, type BaseCache } from './base-cache.js'
@@ -72,17 +73,41 @@ export function upstreamTableLoader (get: UpstreamGet, cache?: BaseCache, texts?
     const sent: IncomingHttpHeaders = { ...headers, accept: 'application/json', 'accept-encoding': 'identity' }
     // Schema texts are kept per table, for every caller: only texts the answer itself holds are reused.
     const reuse = texts === undefined ? undefined : { texts, key: path }
-    if (cache === undefined) return readLoadAnswer(await get(path, sent), reuse)
+    if (cache === undefined) {
+      const answer = await getOrTooLarge(get, table, path, sent)
+      return 'status' in answer ? answer : readLoadAnswer(answer, reuse)
+    }
     const key = baseCacheKey(path, headers)
     const cached = cache.get(key)
     if (cached !== undefined) sent['if-none-match'] = cached.etag
-    const answer = await get(path, sent)
+    const answer = await getOrTooLarge(get, table, path, sent)
+    if ('status' in answer) return answer
     if (cached !== undefined && answer.statusCode === 304) return { status: 200, metadata: cached.metadata }
     const load = readLoadAnswer(answer, reuse)
     const etag = answer.headers.etag
     if (load.metadata !== undefined && typeof etag === 'string' && etag !== '') cache.set(key, etag, load.metadata, answer.body.length)
     else cache.delete(key)
     return load
+  }
+}
+
+/**
+ * The GET, with one failure turned into a final answer: metadata larger than the upstream client
+ * reads whole (`--upstream-max-response`, the memory one base may take). Retrying cannot help (the
+ * metadata only grows), so it is not the 503 of an unreachable upstream but a 400 that says which
+ * setting to raise; nothing is forwarded.
+ */
+async function getOrTooLarge (get: UpstreamGet, table: TableRef, path: string, headers: IncomingHttpHeaders): Promise<UpstreamAnswer | BaseLoad> {
+  try {
+    return await get(path, headers)
+  } catch (err) {
+    // The transports put the code on the error itself or on its cause.
+    const tooLarge = [err, (err as { cause?: unknown } | undefined)?.cause].find(e => (e as { code?: unknown } | undefined)?.code === 'ICEGUARD_RESPONSE_TOO_LARGE')
+    if (tooLarge === undefined) throw err
+    const body = JSON.stringify(errorBody(400, 'BadRequestException',
+      `Cannot judge a commit to table ${[...table.namespace, table.name].join('.')}: its metadata is larger than the gate reads whole ` +
+      `(${String((tooLarge as { message?: unknown }).message)}); nothing was committed. Raise --upstream-max-response (ICEGUARD_UPSTREAM_MAX_RESPONSE) above the size of the table's loadTable answer`))
+    return { status: 400, rawStatusBody: Buffer.from(body), headers: { 'content-type': 'application/json' } }
   }
 }
 
@@ -115,5 +140,7 @@ export function readLoadAnswer (answer: UpstreamAnswer, reuse?: SchemaReuse): Ba
     const known = read.collect(metadata.schemas)
     if (known !== undefined) reuse.texts.set(reuse.key, known)
   }
+  // The upstream's own metadata: its schema history may be summarised for later commits.
+  markServed(metadata)
   return { status: 200, metadata }
 }

@@ -5,6 +5,7 @@
  * policy governs future commits, not a past it could not stop). Findings are reported, never
  * enforced: the table already exists.
  */
+import { isServed, markServed } from '../iceberg/history-store.js'
 import { indexSchema } from '../iceberg/schema-index.js'
 import { schemaToJson } from '../iceberg/print.js'
 import type { Schema, TableMetadata } from '../iceberg/types.js'
@@ -47,7 +48,7 @@ function stepBase (metadata: TableMetadata, before: readonly Schema[], previous:
   const orders = metadata.sortOrders.filter(o => o.fields.every(f => f.sourceIds.every(id => ids.has(id))))
   const defaultSpec = specs.find(s => s.specId === metadata.defaultSpecId) ?? specs[0]
   const defaultOrder = orders.find(o => o.orderId === metadata.defaultSortOrderId) ?? orders[0]
-  return {
+  const step: TableMetadata = {
     ...metadata,
     schemas: before,
     currentSchemaId: previous.schemaId ?? 0,
@@ -57,4 +58,7 @@ function stepBase (metadata: TableMetadata, before: readonly Schema[], previous:
     sortOrders: defaultOrder === undefined ? [{ orderId: 0, fields: [] }] : orders,
     defaultSortOrderId: defaultOrder?.orderId ?? 0
   }
+  // A prefix of served metadata is served metadata: each step extends the table's history summary.
+  if (isServed(metadata)) markServed(step)
+  return step
 }

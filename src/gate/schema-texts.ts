@@ -13,7 +13,8 @@
  * an immutable value of its text. That is also why entries are per table path and shared by all
  * callers: nothing is taken from an entry that the caller's own answer does not contain. Memory is
  * bounded by the characters of the kept texts (copies: an answer is never kept alive behind a
- * slice), least recently used table first out.
+ * slice), least recently used table first out; the table just read always stays, however many
+ * schemas it has (`sized-lru.ts`), so reuse has no size at which it stops.
  */
 import type { Schema } from '../iceberg/types.js'
 import { createSizedLru } from './sized-lru.js'

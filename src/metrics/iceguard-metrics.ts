@@ -19,6 +19,7 @@ export interface IceguardMetrics {
   readonly baseLoads: Counter
   readonly decisionStore: Counter
   readonly webhookDeliveries: Counter
+  readonly tableHistory: Counter
 }
 
 // Catalog round trips run from single-digit milliseconds (local fixture) to seconds (loaded cloud catalogs).
@@ -41,7 +42,9 @@ export function createMetrics (): IceguardMetrics {
     decisionStore: registry.register(new Counter('iceguard_decision_store_total',
       'Decision log writes, by outcome: stored, failed (the store was down; retried from the buffer), not-stored (buffer full or shut down).')),
     webhookDeliveries: registry.register(new Counter('iceguard_webhook_deliveries_total',
-      'Webhook delivery attempts, by outcome: delivered, retry, failed (gave up).'))
+      'Webhook delivery attempts, by outcome: delivered, retry, failed (gave up).')),
+    tableHistory: registry.register(new Counter('iceguard_gate_history_total',
+      'Reads of a table\'s schema-history summary by the gate\'s history rules, by outcome: reused, extended (only new schemas read), built (read whole), evicted (a table dropped for the memory budget), over-budget (kept summaries exceed --gate-history-memory because one table alone does).'))
   }
 }
 

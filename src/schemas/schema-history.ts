@@ -10,7 +10,7 @@ import { diffSchemas } from '../diff/schema-diff.js'
 import { summarizeChanges } from '../diff/summary.js'
 import { schemaToJson, typeToString } from '../iceberg/print.js'
 import { indexSchema } from '../iceberg/schema-index.js'
-import type { Schema, TableMetadata } from '../iceberg/types.js'
+import type { IcebergType, Schema, TableMetadata } from '../iceberg/types.js'
 import { changeToWire, SchemaChangeSchema } from './change.js'
 import { SchemaJsonSchema, TableIdentifierSchema, type TableIdentifier } from './iceberg-rest.js'
 import { ref } from './ref.js'
@@ -45,18 +45,69 @@ export const SchemaHistorySchema = Type.Object({
   'format-version': Type.Integer(),
   'current-schema-id': Type.Integer(),
   'last-column-id': Type.Integer(),
-  schemas: Type.Array(ref(SchemaVersionSchema), { description: 'In the order the table lists them (the order they were added).' }),
-  lineage: Type.Array(ref(FieldLineageSchema), { description: 'One entry per field id ever used, by id.' }),
-  'dropped-names': Type.Array(ref(DroppedNameSchema))
+  schemas: Type.Array(ref(SchemaVersionSchema), { description: 'One page of the schemas, in the order the table lists them (the order they were added).' }),
+  'next-page-token': Type.Optional(Type.String({ description: 'Opaque token of the next page of schemas (as `pageToken`); absent on the last page.' })),
+  lineage: Type.Array(ref(FieldLineageSchema), { description: 'One entry per field id ever used, by id (the whole history, on every page).' }),
+  'dropped-names': Type.Array(ref(DroppedNameSchema), { description: 'The whole history, on every page.' })
 }, { $id: 'SchemaHistory', additionalProperties: false })
+
+/** Schemas per page when the caller gives no `pageSize`, and the most a caller may ask for. */
+export const SCHEMA_PAGE_DEFAULT = 100
+export const SCHEMA_PAGE_MAX = 1000
+
+export const SchemaHistoryQuery = Type.Object({
+  pageToken: Type.Optional(Type.String({ description: 'The `next-page-token` of the previous page; empty or absent for the first.' })),
+  pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: SCHEMA_PAGE_MAX, description: `Most schemas in the answer (default ${SCHEMA_PAGE_DEFAULT}). A schema carries every column, so a page of a wide table is large: the answer is paged so that neither side holds a long history of wide schemas at once.` }))
+})
+
+/** Which page of a table's schemas to answer, as the caller asked for it. */
+export interface SchemaPage {
+  readonly pageToken?: string
+  readonly pageSize?: number
+}
 
 export type SchemaHistory = Static<typeof SchemaHistorySchema>
 type Lineage = Static<typeof FieldLineageSchema>
 
-/** Builds the history answer from parsed table metadata. */
-export function buildSchemaHistory (table: TableIdentifier, metadata: TableMetadata): SchemaHistory {
+/**
+ * The page token: the schema id of the last schema answered and its position, base64url JSON.
+ * The next page starts after that schema, found by id (a token stays valid when schemas are added).
+ */
+function encodeToken (schemaId: number, at: number): string {
+  return Buffer.from(JSON.stringify([schemaId, at])).toString('base64url')
+}
+
+/** Position of the first schema of the page `token` points to, or undefined when it is no token of this table's. */
+function pageStart (schemas: readonly Schema[], token: string | undefined): number | undefined {
+  if (token === undefined || token === '') return 0
+  let decoded: unknown
+  try {
+    decoded = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'))
+  } catch {
+    return undefined
+  }
+  if (!Array.isArray(decoded) || decoded.length !== 2 || !decoded.every(Number.isInteger)) return undefined
+  const [schemaId, at] = decoded as [number, number]
+  const id = (s: Schema | undefined, i: number): number => s?.schemaId ?? i
+  if (at >= 0 && at < schemas.length && id(schemas[at], at) === schemaId) return at + 1
+  const found = schemas.findIndex((s, i) => id(s, i) === schemaId)
+  return found < 0 ? undefined : found + 1
+}
+
+/**
+ * Builds one page of the history answer from parsed table metadata: `page.pageSize` schemas from
+ * where `page.pageToken` points; lineage and dropped names always over the whole history (they
+ * grow with the distinct field ids, not with the number of schemas). Undefined for a token that is
+ * not one of this table's.
+ */
+export function buildSchemaHistory (table: TableIdentifier, metadata: TableMetadata, page: SchemaPage = {}): SchemaHistory | undefined {
   const schemas = metadata.schemas
-  const versions = schemas.map((schema, i) => {
+  const start = pageStart(schemas, page.pageToken)
+  if (start === undefined) return undefined
+  const size = Math.min(page.pageSize ?? SCHEMA_PAGE_DEFAULT, SCHEMA_PAGE_MAX)
+  const end = Math.min(schemas.length, start + size)
+  const versions = schemas.slice(start, end).map((schema, j) => {
+    const i = start + j
     const previous: Schema | undefined = i > 0 ? schemas[i - 1] : undefined
     const changes = previous === undefined ? [] : diffSchemas(previous, schema)
     const version: Static<typeof SchemaVersionSchema> = {
@@ -70,19 +121,26 @@ export function buildSchemaHistory (table: TableIdentifier, metadata: TableMetad
     return version
   })
 
-  const lineage = new Map<number, Lineage & { lastSeen: number }>()
+  // Positional reads of each schema's index (no object per field), and a type written out once
+  // per id, for the last schema that has it: this walk is over every field of every schema.
+  const lineage = new Map<number, Lineage & { lastSeen: number, lastType: IcebergType }>()
   schemas.forEach((schema, i) => {
     const schemaId = schema.schemaId ?? i
-    for (const f of indexSchema(schema).fields) {
-      let entry = lineage.get(f.id)
+    const isCurrent = schemaId === metadata.currentSchemaId
+    const index = indexSchema(schema)
+    for (let pos = 0; pos < index.size; pos++) {
+      const id = index.idAt(pos)
+      const path = index.parentAt(pos) < 0 ? index.nameAt(pos) : index.pathAt(pos)
+      let entry = lineage.get(id)
       if (entry === undefined) {
-        entry = { 'field-id': f.id, names: [], type: '', 'added-in-schema-id': schemaId, 'in-current-schema': false, lastSeen: i }
-        lineage.set(f.id, entry)
+        entry = { 'field-id': id, names: [], type: '', 'added-in-schema-id': schemaId, 'in-current-schema': false, lastSeen: i, lastType: index.typeAt(pos) }
+        lineage.set(id, entry)
       }
-      if (!entry.names.includes(f.path)) entry.names.push(f.path)
-      entry.type = typeToString(f.type)
+      const names = entry.names
+      if (names[names.length - 1] !== path && !names.includes(path)) names.push(path)
+      entry.lastType = index.typeAt(pos)
       entry.lastSeen = i
-      if (schemaId === metadata.currentSchemaId) entry['in-current-schema'] = true
+      if (isCurrent) entry['in-current-schema'] = true
     }
   })
 
@@ -93,7 +151,8 @@ export function buildSchemaHistory (table: TableIdentifier, metadata: TableMetad
 
   const droppedNames: Static<typeof DroppedNameSchema>[] = []
   const entries = [...lineage.values()].sort((a, b) => a['field-id'] - b['field-id'])
-  const out: Lineage[] = entries.map(({ lastSeen, ...entry }) => {
+  const out: Lineage[] = entries.map(({ lastSeen, lastType, ...entry }) => {
+    entry.type = typeToString(lastType)
     if (lastSeen < last) {
       const droppedIn = schemas[lastSeen + 1]?.schemaId ?? lastSeen + 1
       entry['dropped-in-schema-id'] = droppedIn
@@ -106,12 +165,14 @@ export function buildSchemaHistory (table: TableIdentifier, metadata: TableMetad
     return entry
   })
 
+  const lastAnswered = schemas[end - 1]
   return {
     table,
     'format-version': metadata.formatVersion,
     'current-schema-id': metadata.currentSchemaId,
     'last-column-id': metadata.lastColumnId,
     schemas: versions,
+    ...(end < schemas.length && lastAnswered !== undefined && { 'next-page-token': encodeToken(lastAnswered.schemaId ?? end - 1, end - 1) }),
     lineage: out,
     'dropped-names': droppedNames
   }

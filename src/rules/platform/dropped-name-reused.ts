@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { indexSchema } from '../../iceberg/schema-index.js'
 import type { Schema, TableMetadata } from '../../iceberg/types.js'
 import type { PlatformRule } from './platform-rule.js'
-import { sameObjects } from '../spec/helpers.js'
+import { tableHistory } from '../../iceberg/history-store.js'
 import { booleanOption, changesOf, nameKey, nameReuseExplanation } from './support.js'
 
 /**
@@ -28,14 +28,13 @@ export const DROPPED_NAME_REUSED: PlatformRule = {
     if (named.length === 0) return
     const caseSensitive = booleanOption(ctx.options, 'caseSensitive', false)
     const proposed = indexSchema(ctx.proposedSchema)
-    const history = droppedNames(ctx.base, ctx.baseSchema, caseSensitive)
     // Dropped in this very commit: DROP_THEN_ADD_SAME_NAME's case, not reported twice.
     const droppedNow = new Set(changesOf(ctx.changes, 'field-dropped').map(c => nameKey(c.path, caseSensitive)))
     for (const n of named) {
       const key = nameKey(n.path, caseSensitive)
       if (droppedNow.has(key)) continue
       // The first column of that name, in history order, that the commit does not bring back.
-      const old = history.get(key)?.find(o => proposed.positionOf(o.id) < 0)
+      const old = droppedNamed(ctx.base, ctx.baseSchema, key, caseSensitive).find(o => proposed.positionOf(o.id) < 0)
       if (old === undefined || old.id === n.id) continue
       yield {
         rule: this.id,
@@ -51,38 +50,12 @@ export const DROPPED_NAME_REUSED: PlatformRule = {
 interface OldColumn { readonly id: number, readonly schemaId: number | undefined }
 
 /**
- * Per schema history, current schema and case rule: name → the columns of that name, in
- * schema-history order, whose ids the current schema no longer has (each id once, where it first
- * appears). It depends only on the list of schemas and on the current one, so it is remembered per
- * current Schema object together with the list it was built from, and reused while `base.schemas`
- * holds the very same objects in the same order: a new base object (a data commit's new ETag)
- * keeps the parsed Schema objects whose text did not change. Parsed schemas are never mutated.
+ * The columns of `base`'s history named `key` whose ids the current schema no longer has, in
+ * schema-history order (each id once, where it first carried the name), from the table's history
+ * summary (`history-store.ts`): a commit reads only the schemas new since the table's last one.
+ * Exported for tests.
  */
-const historyCache = new WeakMap<Schema, { readonly schemas: readonly Schema[], readonly byCase: Map<boolean, ReadonlyMap<string, readonly OldColumn[]>> }>()
-
-/** Dropped columns of `base`'s history by name key. Exported for tests. */
-export function droppedNames (base: TableMetadata, currentSchema: Schema, caseSensitive: boolean): ReadonlyMap<string, readonly OldColumn[]> {
-  let hit = historyCache.get(currentSchema)
-  if (hit === undefined || !sameObjects(hit.schemas, base.schemas)) {
-    // A copy: the caller's list is read-only to us, but nothing promises it stays as it is.
-    hit = { schemas: base.schemas.slice(), byCase: new Map() }
-    historyCache.set(currentSchema, hit)
-  }
-  const known = hit.byCase.get(caseSensitive)
-  if (known !== undefined) return known
+export function droppedNamed (base: TableMetadata, currentSchema: Schema, key: string, caseSensitive: boolean): readonly OldColumn[] {
   const current = indexSchema(currentSchema)
-  const names = new Map<string, OldColumn[]>()
-  for (const schema of base.schemas) {
-    const index = indexSchema(schema)
-    for (let pos = 0; pos < index.size; pos++) {
-      const id = index.idAt(pos)
-      if (current.positionOf(id) >= 0) continue
-      const key = nameKey(index.pathAt(pos), caseSensitive)
-      const list = names.get(key)
-      if (list === undefined) names.set(key, [{ id, schemaId: schema.schemaId }])
-      else if (!list.some(o => o.id === id)) list.push({ id, schemaId: schema.schemaId })
-    }
-  }
-  hit.byCase.set(caseSensitive, names)
-  return names
+  return tableHistory(base).named(key, caseSensitive).filter(o => current.positionOf(o.id) < 0)
 }

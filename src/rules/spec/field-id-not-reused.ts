@@ -1,7 +1,8 @@
 import { indexSchema, type IndexedField, type SchemaIndex } from '../../iceberg/schema-index.js'
 import type { Schema, TableMetadata } from '../../iceberg/types.js'
 import type { Rule, Violation } from '../rule.js'
-import { checkedSchemas, EXISTING_TABLE_FLOWS, sameObjects, schemaLabel, subject } from './helpers.js'
+import { tableHistory } from '../../iceberg/history-store.js'
+import { checkedSchemas, EXISTING_TABLE_FLOWS, schemaLabel, subject } from './helpers.js'
 
 /**
  * A dropped field id never comes back. Old data files still hold values under that id, so a new
@@ -23,7 +24,6 @@ export const fieldIdNotReused: Rule = {
     if (ctx.base === undefined || ctx.baseSchema === undefined) return out
     const current = indexSchema(ctx.baseSchema)
     const everyOld = historyOf(ctx.base, ctx.baseSchema)
-    if (everyOld.size === 0) return out
     for (const schema of checkedSchemas(ctx)) {
       const index = indexSchema(schema)
       const isRevertTarget = ctx.flow === 'revert' && schema === ctx.proposedSchema
@@ -60,7 +60,7 @@ export const fieldIdNotReused: Rule = {
 }
 
 /** The parent of `f` is no restored field: it is in the schema and either current or never old. */
-function isTopMostRestored (f: IndexedField, byId: ReadonlyMap<number, IndexedField>, current: SchemaIndex, everyOld: ReadonlyMap<number, OldField>): boolean {
+function isTopMostRestored (f: IndexedField, byId: ReadonlyMap<number, IndexedField>, current: SchemaIndex, everyOld: { has (id: number): boolean }): boolean {
   if (f.parentId === undefined) return true
   return byId.has(f.parentId) && !(current.positionOf(f.parentId) < 0 && everyOld.has(f.parentId))
 }
@@ -68,32 +68,32 @@ function isTopMostRestored (f: IndexedField, byId: ReadonlyMap<number, IndexedFi
 interface OldField { readonly path: string, readonly schemaId?: number }
 
 /**
- * Per schema history: every id of the schemas other than the current one, with where it first
- * lived (first schema in metadata order; the path its index gives that id). It depends only on the
- * list of schemas and on which of them is current, so it is remembered per current Schema object
- * together with the list it was built from, and reused while `base.schemas` holds the very same
- * objects in the same order. Nearly every commit, data commits included, brings a new base object,
- * but the reader reuses the parsed Schema object of every schema whose text is unchanged, so the
- * same history survives a new ETag. Parsed schemas are never mutated: applying a commit copies
- * what it changes.
+ * Every id of `base`'s schemas other than `current`, with where it first lived (first schema in
+ * metadata order; the path its index gives that id), from the table's history summary
+ * (`history-store.ts`): a commit reads only the schemas new since the table's last one. An id
+ * that only `current` has is left out, as the rule's question is about the other schemas.
+ * Exported for tests.
  */
-const historyCache = new WeakMap<Schema, { readonly schemas: readonly Schema[], readonly ids: ReadonlyMap<number, OldField> }>()
+export function historyOf (base: TableMetadata, current: Schema): { get (id: number): OldField | undefined, has (id: number): boolean } {
+  const history = tableHistory(base)
+  const ownIndex = indexSchema(current)
+  const lookup = (id: number): OldField | undefined => {
+    const seen = history.firstSeen(id)
+    if (seen === undefined) return undefined
+    // First seen in `current` itself: an old schema may still have it later, rare enough to walk.
+    if (seen.schemaId !== undefined && seen.schemaId === current.schemaId && ownIndex.positionOf(id) >= 0) return laterOwner(base, current, id)
+    return seen
+  }
+  return { get: lookup, has: id => lookup(id) !== undefined }
+}
 
-/** The ids of `base`'s schemas other than `current`, where each first lived. Exported for tests. */
-export function historyOf (base: TableMetadata, current: Schema): ReadonlyMap<number, OldField> {
-  const hit = historyCache.get(current)
-  if (hit !== undefined && sameObjects(hit.schemas, base.schemas)) return hit.ids
-  const ids = new Map<number, OldField>()
+/** Where `id` first lived among the schemas other than `current` (walked: the summary's first is `current`). */
+function laterOwner (base: TableMetadata, current: Schema, id: number): OldField | undefined {
   for (const s of base.schemas) {
     if (s.schemaId === current.schemaId) continue
     const index = indexSchema(s)
-    for (let pos = 0; pos < index.size; pos++) {
-      const id = index.idAt(pos)
-      if (ids.has(id)) continue
-      ids.set(id, { path: index.pathAt(pos), ...(s.schemaId === undefined ? {} : { schemaId: s.schemaId }) })
-    }
+    const pos = index.positionOf(id)
+    if (pos >= 0) return { path: index.pathAt(pos), ...(s.schemaId === undefined ? {} : { schemaId: s.schemaId }) }
   }
-  // A copy: the caller's list is read-only to us, but nothing promises it stays as it is.
-  historyCache.set(current, { schemas: base.schemas.slice(), ids })
-  return ids
+  return undefined
 }
