@@ -8,6 +8,7 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { ERRORS, GateError } from '../../src/errors.js'
+import { overrideVerifier, type OverrideVerifier } from '../../src/gate/override.js'
 import { metrics as processMetrics } from '../../src/metrics/iceguard-metrics.js'
 import { sendGateError, toGateError } from '../../src/plugins/error-handler.js'
 import { addSharedSchemas } from '../../src/schemas/index.js'
@@ -28,11 +29,18 @@ export type { AdminRoutesOptions } from './admin-context.js'
 export interface AdminScope {
   readonly options: AdminRoutesOptions
   readonly tables: ReturnType<typeof createTableReader>
+  /** Break-glass tokens, verified exactly as the gate verifies them; absent without a secret. */
+  readonly verifyOverride?: OverrideVerifier
 }
 
 export async function adminRoutes (app: FastifyInstance, options: AdminRoutesOptions): Promise<void> {
   addSharedSchemas(app)
-  const scope: AdminScope = { options: { ...options, metrics: options.metrics ?? processMetrics }, tables: createTableReader(options.client, options.readBase) }
+  const verifyOverride = overrideVerifier(options.overrideSecret)
+  const scope: AdminScope = {
+    options: { ...options, metrics: options.metrics ?? processMetrics },
+    tables: createTableReader(options.client, options.readBase),
+    ...(verifyOverride !== undefined && { verifyOverride })
+  }
 
   app.decorateRequest('losslessBody', undefined)
   app.removeContentTypeParser('application/json')

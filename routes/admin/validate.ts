@@ -8,7 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ERRORS, GateError } from '../../src/errors.js'
 import type { TableRef } from '../../src/gate/commit-gate.js'
 import { evaluateCommit } from '../../src/gate/evaluate-commit.js'
-import { applyOverride, OVERRIDE_HEADER, overrideVerifier, readOverride, type OverrideGrant } from '../../src/gate/override.js'
+import { checkOverrideToken, evaluateUnder, OVERRIDE_HEADER, overrideToWire, type OverrideGrant } from '../../src/gate/override.js'
 import { isJsonObject } from '../../src/gate/parse-commit-body.js'
 import { parseTableMetadata } from '../../src/iceberg/parse.js'
 import type { TableMetadata } from '../../src/iceberg/types.js'
@@ -55,13 +55,10 @@ export default async function validateRoute (app: FastifyInstance, { scope }: { 
     return metadataOrThrow(table, loaded)
   }
 
-  const verify = options.overrideSecret === undefined || options.overrideSecret === '' ? undefined : overrideVerifier(options.overrideSecret)
 
   function judge (table: TableRef, request: Record<string, unknown>, base: TableMetadata | undefined, grant: OverrideGrant | undefined): TableValidation {
-    const resolved = options.policy.resolve(table)
     // As the gate: the token's rules become warnings for its own table only.
-    const settings = grant !== undefined && grant.table === tableLabel(table) ? applyOverride(resolved, grant) : resolved
-    const evaluation = evaluateCommit({ base, request, settings, target: 'table' })
+    const evaluation = evaluateUnder(options.policy.resolve(table), grant, table, settings => evaluateCommit({ base, request, settings, target: 'table' }))
     return { table: { namespace: [...table.namespace], name: table.name }, ...evaluationToWire(evaluation) }
   }
 
@@ -83,8 +80,8 @@ export default async function validateRoute (app: FastifyInstance, { scope }: { 
     const commit = lossless.request as Record<string, unknown>
     const prefix = body.prefix
     const overrideOf = (tables: readonly TableRef[]): OverrideGrant | undefined => {
-      const read = readOverride(request.headers[OVERRIDE_HEADER], verify, tables)
-      if ('problem' in read) throw new GateError(ERRORS.BAD_REQUEST, `Cannot apply ${OVERRIDE_HEADER}: ${read.problem}`)
+      const read = checkOverrideToken(request.headers[OVERRIDE_HEADER], scope.verifyOverride, tables)
+      if ('refusal' in read) throw new GateError(ERRORS.BAD_REQUEST, read.refusal)
       return read.grant
     }
 
@@ -122,5 +119,5 @@ export default async function validateRoute (app: FastifyInstance, { scope }: { 
 }
 
 function withGrant (response: ValidateResponse, grant: OverrideGrant | undefined): ValidateResponse {
-  return grant === undefined ? response : { ...response, override: { id: grant.id, table: grant.table, rules: [...grant.rules], 'expires-at': grant.expiresAt } }
+  return grant === undefined ? response : { ...response, override: overrideToWire(grant) }
 }

@@ -35,9 +35,10 @@ export interface AuditRecord {
   readonly upstreamStatus?: number
   readonly forwarded: boolean
   readonly durationMs: number
-  /** Id of the break-glass override used, and the rules it waived. */
+  /** The break-glass override used: its id, the rules it waives, and the reason it was minted with. */
   readonly overrideId?: string
   readonly overrideRules?: readonly string[]
+  readonly overrideReason?: string
 }
 
 export interface AuditSink {

@@ -29,7 +29,7 @@ import { describeRequirement, missingRequirements, type AssertionsMode, type Mis
 import { isJsonObject, parseCommitBody } from './parse-commit-body.js'
 import { checkSchemaHistory } from './schema-history-check.js'
 import { spliceRequirements, type JsonPath } from './splice-requirements.js'
-import { applyOverride, OVERRIDE_HEADER, readOverride, type OverrideGrant, type OverrideVerifier } from './override.js'
+import { checkOverrideToken, evaluateUnder, grantFor, OVERRIDE_HEADER, type OverrideGrant, type OverrideVerifier } from './override.js'
 
 /** The writes the gate sees (the `gate` routes of src/http/rest-routes.ts); the rest are passed through or refused. */
 export type { GatedKind }
@@ -292,9 +292,8 @@ async function gateCreate (input: GateInput, deps: GateDeps, trail: Trail, body:
   trail.tables = [tableName(table)]
   const grant = checkOverride(input, deps, [table])
   if ('answer' in grant) return refuse(input, deps, trail, grant.answer)
-  const settings = settingsWithOverride(deps, table, grant.grant)
-  const evaluation = evaluateCreate({ request: body, settings })
-  const judged: Judged[] = [{ table, request: body, at: [], evaluation, override: grant.grant, missing: [] }]
+  const evaluation = evaluateUnder(deps.settingsFor(table), grant.grant, table, settings => evaluateCreate({ request: body, settings }))
+  const judged: Judged[] = [{ table, request: body, at: [], evaluation, override: grantFor(grant.grant, table), missing: [] }]
   return await decideAndForward(input, deps, trail, judged)
 }
 
@@ -496,15 +495,8 @@ function relayLoadAnswer (load: BaseLoad): GateOutcome {
 }
 
 function judgeOne (deps: GateDeps, { table, request, at }: Entry, base: TableMetadata | undefined, grant: OverrideGrant | undefined): Judged {
-  const override = grant !== undefined && grant.table === tableName(table) ? grant : undefined
-  const settings = settingsWithOverride(deps, table, override)
-  const evaluation = evaluateCommit({ base, request, settings, target: 'table' })
-  return { table, request, at, base, evaluation, override, missing: missingRequirements(request, base, evaluation) }
-}
-
-function settingsWithOverride (deps: GateDeps, table: TableRef, grant: OverrideGrant | undefined): RuleSettings {
-  const settings = deps.settingsFor(table)
-  return grant === undefined ? settings : applyOverride(settings, grant)
+  const evaluation = evaluateUnder(deps.settingsFor(table), grant, table, settings => evaluateCommit({ base, request, settings, target: 'table' }))
+  return { table, request, at, base, evaluation, override: grantFor(grant, table), missing: missingRequirements(request, base, evaluation) }
 }
 
 /** Verdict over all changes (all-or-nothing), then reject, conflict, or forward. */
@@ -520,6 +512,11 @@ async function decideAndForward (
   const used = judged.find(j => j.override !== undefined)?.override
   if (used !== undefined) trail.override = used
   const stagedCreate = judged.some(j => j.evaluation.flow === 'staged-create')
+  // Warnings are recorded whatever the verdict: a denied commit's audit line lists them too.
+  const warnings = judged.flatMap(j => j.evaluation.findings
+    .filter(f => f.severity === 'warn')
+    .map(finding => ({ table: judged.length > 1 ? tableName(j.table) : undefined, finding })))
+  trail.warnings = unique(warnings.map(w => w.finding.rule))
 
   const denied = judged.filter(j => j.evaluation.verdict === 'deny')
   if (denied.length > 0) {
@@ -556,11 +553,6 @@ async function decideAndForward (
     }
     outgoing = spliceRequirements(input.rawBody, missing.map(j => ({ at: j.at, requirements: j.missing })))
   }
-
-  const warnings = judged.flatMap(j => j.evaluation.findings
-    .filter(f => f.severity === 'warn')
-    .map(finding => ({ table: judged.length > 1 ? tableName(j.table) : undefined, finding })))
-  trail.warnings = unique(warnings.map(w => w.finding.rule))
 
   trail.forwarding = true
   const sent = await forwardOnce(outgoing, deps)
@@ -616,11 +608,8 @@ interface OverrideCheck { readonly grant?: OverrideGrant }
 
 /** Reads the break-glass header. A token that does not verify stops the write: 400, nothing forwarded. */
 function checkOverride (input: GateInput, deps: GateDeps, tables: readonly TableRef[]): OverrideCheck | { readonly answer: GateAnswer } {
-  const read = readOverride(input.headers[OVERRIDE_HEADER], deps.verifyOverride, tables)
-  if ('problem' in read) {
-    return { answer: badRequest(`Cannot apply ${OVERRIDE_HEADER}: ${read.problem}${deps.verifyOverride === undefined ? '' : '; nothing was committed'}`) }
-  }
-  return read
+  const read = checkOverrideToken(input.headers[OVERRIDE_HEADER], deps.verifyOverride, tables)
+  return 'refusal' in read ? { answer: badRequest(read.refusal) } : read
 }
 
 function finishEarly (input: GateInput, deps: GateDeps, trail: Trail, outcome: GateOutcome, verdict: AuditVerdict): GateOutcome {
@@ -657,7 +646,7 @@ function done (input: GateInput, deps: GateDeps, trail: Trail, outcome: GateOutc
     ...(forwarded ? { upstreamStatus: status } : {}),
     forwarded,
     durationMs: Math.max(0, now() - trail.started),
-    ...(trail.override !== undefined ? { overrideId: trail.override.id, overrideRules: trail.override.rules } : {})
+    ...(trail.override !== undefined ? { overrideId: trail.override.id, overrideRules: trail.override.rules, overrideReason: oneLine(trail.override.reason, 500) } : {})
   }
   try {
     deps.audit.record(record)

@@ -62,9 +62,7 @@ export interface GateService {
 }
 
 export function createGateService (opts: GateServiceOptions): GateService {
-  const verify: OverrideVerifier | undefined = opts.overrideSecret === undefined || opts.overrideSecret === ''
-    ? undefined
-    : overrideVerifier(opts.overrideSecret)
+  const verify: OverrideVerifier | undefined = overrideVerifier(opts.overrideSecret)
   // Counted for /metrics (iceguard_base_loads_total by outcome). Parsed bases are kept by ETag and
   // revalidated on every commit (base-cache.ts); on a miss, unchanged schemas are not parsed again
   // (schema-texts.ts).

@@ -27,6 +27,7 @@ export const FindingSchema = Type.Object({
   'old-type': Type.Optional(Type.String()),
   'new-type': Type.Optional(Type.String()),
   explanation: Type.Optional(Type.String({ description: 'Why this matters and what to do instead.' })),
+  overridden: Type.Optional(Type.Boolean({ description: 'true: an error that a verified break-glass override (X-Iceguard-Override) turned into this warning.' })),
   doc: Type.String({ description: 'Where the rule is documented.' })
 }, { $id: 'Finding', additionalProperties: false })
 
@@ -40,5 +41,6 @@ export function findingToWire (f: Finding): WireFinding {
   if (f.oldType !== undefined) out['old-type'] = f.oldType
   if (f.newType !== undefined) out['new-type'] = f.newType
   if (f.explanation !== undefined) out.explanation = f.explanation
+  if (f.overridden === true) out.overridden = true
   return out
 }

@@ -17,14 +17,14 @@ import { HealthSchema, ReadinessSchema } from './ops.js'
 import { RuleCatalogueSchema, RuleInfoSchema } from './rule-catalogue.js'
 import { SCHEMA_CHANGES_SCHEMAS } from './schema-changes.js'
 import { DroppedNameSchema, FieldLineageSchema, SchemaHistorySchema, SchemaVersionSchema } from './schema-history.js'
-import { CommitFlowSchema, TableValidationSchema, ValidateRequestSchema, ValidateResponseSchema, VerdictSchema } from './validate.js'
+import { CommitFlowSchema, OverrideAppliedSchema, TableValidationSchema, ValidateRequestSchema, ValidateResponseSchema, VerdictSchema } from './validate.js'
 
 export const SHARED_SCHEMAS: readonly TSchema[] = [
   ErrorModelSchema, IcebergErrorResponseSchema,
   TableIdentifierSchema, IcebergTypeSchema, SchemaJsonSchema, TableMetadataJsonSchema,
   CommitTableRequestSchema, CommitTransactionRequestSchema, CreateTableRequestSchema, CommitTableResponseSchema, LoadTableResultSchema,
   RuleIdSchema, SeveritySchema, FindingSchema, SchemaChangeSchema,
-  VerdictSchema, CommitFlowSchema, ValidateRequestSchema, TableValidationSchema, ValidateResponseSchema,
+  VerdictSchema, CommitFlowSchema, OverrideAppliedSchema, ValidateRequestSchema, TableValidationSchema, ValidateResponseSchema,
   DiffRequestSchema, DiffResponseSchema,
   SchemaVersionSchema, FieldLineageSchema, DroppedNameSchema, SchemaHistorySchema,
   ContractViolationSchema, ContractReportSchema,
