@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import adminRoutes from './admin/index.js'
 import iceberg from './iceberg/index.js'
 import ops from './ops.js'
+import rulesPage from './rules-page.js'
 
 export default async function routes (app: FastifyInstance): Promise<void> {
   await app.register(ops, { client: app.upstream.client, upstreamUrl: app.config.upstreamUrl })
@@ -17,5 +18,6 @@ export default async function routes (app: FastifyInstance): Promise<void> {
     adminToken: app.config.adminToken,
     ...(app.config.overrideSecret === undefined ? {} : { overrideSecret: app.config.overrideSecret })
   })
+  await app.register(rulesPage)
   await app.register(iceberg)
 }

@@ -7,6 +7,7 @@ import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { evaluateCommit, evaluateCreate } from '../gate/evaluate-commit.js'
 import { checkOverrideToken, evaluateUnder, overrideToWire, overrideVerifier } from '../gate/override.js'
+import { ruleDoc } from '../rules/index.js'
 import { loadPolicy } from '../policy/load-policy.js'
 import { PolicyError } from '../policy/policy-error.js'
 import { resolvePolicy } from '../policy/resolve-policy.js'
@@ -128,9 +129,13 @@ export async function runCheck (args: string[], io: CliIo): Promise<ExitCode> {
     }
     evaluation = evaluateUnder(settings, read.grant, table, s => evaluateCommit({ base, request, settings: s, target: 'table' }))
   }
+  const wire = evaluationToWire(evaluation)
+  // Rule pages are served by iceguard: under its public URL, or the --url the table came from.
+  const docsBase = (io.env.ICEGUARD_PUBLIC_URL ?? values.url ?? '').replace(/\/+$/, '')
   const response: ValidateResponse = {
     table,
-    ...evaluationToWire(evaluation),
+    ...wire,
+    findings: wire.findings.map(f => ({ ...f, doc: ruleDoc(f.rule, docsBase) })),
     ...(evaluation.override !== undefined && { override: overrideToWire(evaluation.override) })
   }
   const lines = format === 'github' || format === 'gitlab' ? requestLines(readFileSync(resolve(io.cwd, values.request), 'utf8')) : undefined

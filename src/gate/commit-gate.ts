@@ -27,6 +27,7 @@ import {
 } from './gate-answers.js'
 import { describeRequirement, missingRequirements, type AssertionsMode, type MissingRequirement } from './inject-requirements.js'
 import { isJsonObject, parseCommitBody } from './parse-commit-body.js'
+import { ruleLinkBase } from './rule-link-base.js'
 import { checkSchemaHistory } from './schema-history-check.js'
 import { spliceRequirements, type JsonPath } from './splice-requirements.js'
 import { checkOverrideToken, evaluateUnder, grantFor, OVERRIDE_HEADER, type OverrideGrant, type OverrideVerifier } from './override.js'
@@ -83,8 +84,8 @@ export interface GateConfig {
   readonly assertions: AssertionsMode
   /** Seconds in Retry-After when the base could not be loaded. */
   readonly retryAfter: number
-  /** Where rule documentation lives; rule anchors are appended. */
-  readonly ruleDocs?: string
+  /** `ICEGUARD_PUBLIC_URL`: the base of the rule links in refusals; absent, the request's own origin. */
+  readonly publicUrl?: string
 }
 
 /** May a table or view be registered (registerTable, registerView) in this scope? Absent: allowed. */
@@ -523,7 +524,7 @@ async function decideAndForward (
     const refusal = rejection(denied.map(j => ({
       table: tableName(j.table),
       errors: j.evaluation.findings.filter(f => f.severity === 'error')
-    })), { stagedCreate, docs: deps.config.ruleDocs, nameTables: input.kind === 'transaction' })
+    })), { stagedCreate, docs: ruleLinkBase(deps.config.publicUrl, input.headers), nameTables: input.kind === 'transaction' })
     return done(input, deps, trail, { type: 'answer', answer: refusal }, 'deny')
   }
   const conflicted = judged.filter(j => j.evaluation.verdict === 'conflict')

@@ -32,9 +32,9 @@ export function findingLine (f: Finding, table?: string): string {
   return `${scope}${f.rule}${where.length > 0 ? ` (${where.join(', ')})` : ''}: ${f.message}`
 }
 
-/** The rule's documentation: the catalogue's link, or the same anchor under a configured docs URL. */
-export function ruleDocLink (ruleId: string, docs?: string): string {
-  return docs === undefined ? ruleDoc(ruleId) : `${docs.replace(/#.*$/, '')}#${ruleId.toLowerCase()}`
+/** The rule's page served by iceguard, under `base` (public URL or the request's origin; src/gate/rule-link-base.ts). */
+export function ruleDocLink (ruleId: string, base?: string): string {
+  return ruleDoc(ruleId, base)
 }
 
 /**

@@ -36,7 +36,7 @@ async function gatePlugin (app: FastifyInstance, opts: GatePluginOptions): Promi
     client: app.upstream.client,
     settingsFor,
     audit: opts.audit ?? pinoAuditSink(app.log),
-    config: { assertions: opts.config.assertions, retryAfter: opts.config.retryAfter },
+    config: { assertions: opts.config.assertions, retryAfter: opts.config.retryAfter, ...(opts.config.publicUrl !== undefined && { publicUrl: opts.config.publicUrl }) },
     overrideSecret: opts.overrideSecret ?? opts.config.overrideSecret,
     registration: registrationCheck(settingsFor, id => ruleById(id) !== undefined),
     onError: (err) => app.log.error({ err }, 'gate failed')
