@@ -16,6 +16,7 @@ import { createTableReader, RelayedAnswer, type AdminRoutesOptions } from './adm
 import { parseAdminJson } from './json-body.js'
 import { validationMessage } from './validation-message.js'
 import { adminValidatorCompiler } from './validator.js'
+import compatibilityRoute from './compatibility.js'
 import contractRoute from './contract.js'
 import diffRoute from './diff.js'
 import policyRoutes from './policy.js'
@@ -76,6 +77,7 @@ export async function adminRoutes (app: FastifyInstance, options: AdminRoutesOpt
   await app.register(rulesRoute, { scope })
   await app.register(policyRoutes, { scope })
   await app.register(schemaChangesRoutes, { scope })
+  await app.register(compatibilityRoute, { scope })
 }
 
 export default adminRoutes

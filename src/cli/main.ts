@@ -6,6 +6,7 @@
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { runCheck, CHECK_USAGE } from './check.js'
+import { runCompatibility, COMPATIBILITY_USAGE } from './compatibility.js'
 import { processIo, type CliIo } from './cli-io.js'
 import { runDiff, DIFF_USAGE } from './diff.js'
 import { runEvolve, EVOLVE_USAGE } from './evolve.js'
@@ -19,6 +20,7 @@ export const USAGE = `Usage: iceguard <command> [options]
 Commands:
   check            judge a commit against a policy and the table (a metadata file, or live with --url)
   diff             the changes between two schemas by field id (or the live table's and a file's)
+  compatibility    is this schema (field ids optional) compatible with the live table? (needs iceguard)
   policy validate  check a policy file
   override         mint a break-glass token (needs ICEGUARD_OVERRIDE_SECRET)
   evolve           change a table's schema by name through a running iceguard
@@ -31,6 +33,7 @@ Run iceguard <command> --help for a command's options.`
 const HELP: Readonly<Record<string, string>> = {
   check: CHECK_USAGE,
   diff: DIFF_USAGE,
+  compatibility: COMPATIBILITY_USAGE,
   policy: POLICY_USAGE,
   override: OVERRIDE_USAGE,
   evolve: EVOLVE_USAGE,
@@ -53,6 +56,7 @@ export async function run (argv: readonly string[], io: CliIo = processIo()): Pr
     switch (command) {
       case 'check': return await runCheck(args, io)
       case 'diff': return await runDiff(args, io)
+      case 'compatibility': return await runCompatibility(args, io)
       case 'policy': return runPolicy(args, io)
       case 'override': return runOverride(args, io)
       case 'evolve': return await runEvolve(args, io)

@@ -4,6 +4,7 @@
  */
 import type { TSchema } from '@sinclair/typebox'
 import { SchemaChangeSchema } from './change.js'
+import { CompatibilityRequestSchema, CompatibilityResponseSchema } from './compatibility.js'
 import { ContractReportSchema, ContractViolationSchema } from './contract-report.js'
 import { DiffRequestSchema, DiffResponseSchema } from './diff.js'
 import { EffectivePolicySchema, PolicyReloadSchema } from './effective-policy.js'
@@ -26,6 +27,7 @@ export const SHARED_SCHEMAS: readonly TSchema[] = [
   RuleIdSchema, SeveritySchema, FindingSchema, SchemaChangeSchema,
   VerdictSchema, CommitFlowSchema, OverrideAppliedSchema, ValidateRequestSchema, TableValidationSchema, ValidateResponseSchema,
   DiffRequestSchema, DiffResponseSchema,
+  CompatibilityRequestSchema, CompatibilityResponseSchema,
   SchemaVersionSchema, FieldLineageSchema, DroppedNameSchema, SchemaHistorySchema,
   ContractViolationSchema, ContractReportSchema,
   RuleInfoSchema, RuleCatalogueSchema,
