@@ -28,7 +28,7 @@ export const FindingSchema = Type.Object({
   'new-type': Type.Optional(Type.String()),
   explanation: Type.Optional(Type.String({ description: 'Why this matters and what to do instead.' })),
   overridden: Type.Optional(Type.Boolean({ description: 'true: an error that a verified break-glass override (X-Iceguard-Override) turned into this warning.' })),
-  doc: Type.String({ description: 'Where the rule is documented.' })
+  doc: Type.String({ description: 'The rule\'s page on iceguard, `/rules/{RULE_ID}` (an HTML page rendered from docs/rules.md).' })
 }, { $id: 'Finding', additionalProperties: false })
 
 export type WireFinding = Static<typeof FindingSchema>
