@@ -23,11 +23,12 @@ RUN npm ci --ignore-scripts --no-audit --no-fund \
 
 COPY . .
 # tsc emits only JavaScript (the build marks the CLI executable): copy runtime data it does not
-# emit (OpenAPI documents, example policies) when those folders exist.
+# emit (OpenAPI documents, example policies, and docs/rules.md, which GET /rules/{RULE_ID} renders).
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund \
- && mkdir -p /out \
+ && mkdir -p /out/docs \
  && cp -R package.json dist node_modules /out/ \
+ && cp docs/rules.md /out/docs/ \
  && for d in openapi examples; do if [ -d "$d" ]; then cp -R "$d" /out/; fi; done
 
 # ---- runtime: only what runs ----

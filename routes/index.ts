@@ -12,6 +12,7 @@ import consoleRoutes from './console/index.js'
 import { storedOverrideSource } from './console/stored-overrides.js'
 import iceberg from './iceberg/index.js'
 import ops from './ops.js'
+import rulesPage from './rules-page.js'
 
 export interface RoutesOptions {
   /** Where the console reads decisions; default: iceguard's own `GET /admin/v1/decisions`. */
@@ -43,5 +44,6 @@ export default async function routes (app: FastifyInstance, options: RoutesOptio
     secureCookie: app.config.publicUrl?.startsWith('https:') ?? false,
     jwt: app.config.adminJwt !== undefined
   })
+  await app.register(rulesPage)
   await app.register(iceberg)
 }

@@ -35,6 +35,20 @@ export interface OpsOptions {
 const COUNTED = Symbol('iceguard.counted')
 type Marked = IncomingMessage & { [COUNTED]?: boolean }
 
+/**
+ * The label of a request Fastify's hooks did not see: a streamed Iceberg call by the operation the
+ * front door tagged it with, or one of iceguard's own routes registered before these hooks (the
+ * API document and its UI, `/docs/*` with its assets) by its pattern — never as an Iceberg call.
+ */
+export function uncountedRoute (req: IncomingMessage): string {
+  const route = routeOf(req)
+  if (route.kind !== 'local') return `iceberg:${route.kind}`
+  const path = (req.url ?? '/').split('?')[0] as string
+  if (path === '/docs' || path.startsWith('/docs/')) return '/docs/*'
+  if (path === '/openapi.json' || path === '/openapi.yaml') return path
+  return 'unmatched'
+}
+
 function describeError (err: unknown): string {
   const e = err as { code?: unknown, message?: unknown }
   return typeof e?.code === 'string' ? e.code : typeof e?.message === 'string' ? e.message : String(err)
@@ -64,8 +78,7 @@ async function ops (app: FastifyInstance, opts: OpsOptions): Promise<void> {
   const onServerRequest = (req: IncomingMessage, res: ServerResponse): void => {
     res.once('finish', () => {
       if ((req as Marked)[COUNTED] === true) return
-      // The front door tagged the request with its operation when it chose to stream it.
-      count(`iceberg:${routeOf(req).kind}`, req.method ?? 'UNKNOWN', res.statusCode)
+      count(uncountedRoute(req), req.method ?? 'UNKNOWN', res.statusCode)
     })
   }
   app.server.on('request', onServerRequest)

@@ -4,6 +4,7 @@
  * instead of a surprise on the first request.
  */
 import { parseArgs } from 'node:util'
+import { MIN_OVERRIDE_SECRET_LENGTH } from './policy/override-token.js'
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 export type AssertionMode = 'inject' | 'require'
@@ -258,6 +259,10 @@ export function loadConfig (argv: readonly string[] = [], env: NodeJS.ProcessEnv
     decisionRetentionDays: int(problems, 'decision-retention', str('decision-retention'), DEFAULTS.decisionRetentionDays, 0, 36_500),
     webhookUrl,
     webhookSecret: env.ICEGUARD_WEBHOOK_SECRET === undefined || env.ICEGUARD_WEBHOOK_SECRET === '' ? undefined : env.ICEGUARD_WEBHOOK_SECRET
+  }
+  if (config.overrideSecret !== undefined && config.overrideSecret.length < MIN_OVERRIDE_SECRET_LENGTH) {
+    // Refused at start, not at the first mint: a gate must never run with a secret tokens cannot use.
+    problems.push(`ICEGUARD_OVERRIDE_SECRET: must be at least ${MIN_OVERRIDE_SECRET_LENGTH} characters (it signs break-glass override tokens), got ${config.overrideSecret.length}`)
   }
   if (config.memory && config.warehouse !== undefined) {
     problems.push('--memory and --warehouse/ICEGUARD_WAREHOUSE cannot be combined: choose one')

@@ -72,7 +72,22 @@ export async function main (argv: readonly string[] = process.argv.slice(2), env
     app.log.info({ upstream: catalog.url, warehouse: catalog.warehouse ?? 'in memory' },
       `no upstream configured: serving the embedded development catalog (data: ${catalog.warehouse ?? 'in memory, lost on exit'})`)
   }
-  const address = await app.listen({ port: config.port, host: config.host })
+  let address: string
+  try {
+    address = await app.listen({ port: config.port, host: config.host })
+  } catch (err) {
+    // A port taken or not ours to bind is the operator's to fix: one line that says so, no stack.
+    const code = (err as { code?: unknown }).code
+    if (code !== 'EADDRINUSE' && code !== 'EACCES' && code !== 'EADDRNOTAVAIL') throw err
+    await app.close()
+    const why = code === 'EADDRINUSE' ? 'the port is already in use' : code === 'EACCES' ? 'permission denied' : 'the address is not available on this machine'
+    process.stderr.write(`iceguard: Cannot listen on ${config.host}:${config.port}: ${why} (${code}); choose another with --port/ICEGUARD_PORT or --host/ICEGUARD_HOST\n`)
+    process.exitCode = 2
+    return undefined
+  }
+  // The upstream URL carries no credentials (the configuration refuses user, password and query).
+  app.log.info({ address, upstream: config.upstreamUrl, embedded: embedded !== undefined, policy: app.policyStore.source },
+    `iceguard serving on ${address}: upstream ${config.upstreamUrl ?? ''}${embedded !== undefined ? ' (embedded development catalog)' : ''}, policy ${app.policyStore.source}`)
 
   if (options.handleSignals !== false) {
     // SIGHUP reloads the policy, as daemons conventionally do; a bad file keeps the old policy.
@@ -81,9 +96,14 @@ export async function main (argv: readonly string[] = process.argv.slice(2), env
       if (result.ok) app.log.info({ policy: app.policyStore.source }, 'policy reloaded on SIGHUP')
       else app.log.error({ policy: app.policyStore.source, issues: result.issues }, result.error)
     })
-    closeWithGrace({ delay: config.shutdownTimeout, skip: ['SIGHUP'] }, async ({ err }) => {
+    closeWithGrace({ delay: config.shutdownTimeout, skip: ['SIGHUP'] }, async ({ err, signal }) => {
       if (err !== undefined) app.log.error({ err }, 'shutting down after an error')
+      else if (signal !== undefined) {
+        app.log.info({ signal, shutdownTimeoutMs: config.shutdownTimeout },
+          `${signal} received: closing; requests in flight finish (up to ${config.shutdownTimeout} ms), new ones are refused`)
+      }
       await app.close()
+      app.log.info('closed')
     })
   }
   return { app, config, url: address }

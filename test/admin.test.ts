@@ -193,7 +193,7 @@ t.test('admin API over HTTP against the embedded catalog', async (t) => {
     const rules = await get(`${admin}/rules`)
     t.equal(rules.status, 200)
     const drop = rules.json.rules.find((r: any) => r.id === 'COLUMN_NO_DROP')
-    t.match(drop, { category: 'platform', doc: 'docs/rules.md#column_no_drop' })
+    t.match(drop, { category: 'platform', doc: '/rules/COLUMN_NO_DROP' })
     const eff = await get(`${admin}/policy/effective?table=db.orders`)
     t.equal(eff.status, 200)
     t.match(eff.json.rules.find((r: any) => r.rule === 'COLUMN_NO_DROP'), { severity: 'error', source: 'namespace:db' })

@@ -75,6 +75,7 @@ t.test('the packed CLI installs into a project and globally, and runs', async (t
   t.ok(files.has(bin), `the tarball holds the bin, ${bin}`)
   t.equal((files.get(bin) ?? 0) & 0o111, 0o111, 'executable')
   t.ok(files.has('dist/src/server.js'), 'and the server')
+  t.ok(files.has('docs/rules.md'), 'and docs/rules.md, which GET /rules/{RULE_ID} renders')
   t.notOk([...files.keys()].some(p => /^(src|test|bench|scripts)\//.test(p) || p.endsWith('.ts') || p.endsWith('.map')), 'no sources, tests or source maps')
   t.ok(readFileSync(join(root, bin), 'utf8').startsWith('#!/usr/bin/env node\n'), 'the built bin starts with a node shebang')
 

@@ -38,7 +38,9 @@ t.test('check --format text names rule, field and doc', async (t) => {
   const { out } = await cli(check('narrow-type', '--table', 'db.orders'))
   t.match(out, /^db\.orders: deny/)
   t.match(out, /error TYPE_PROMOTION_VALID quantity, id 3: Cannot change column type/)
-  t.match(out, /see docs\/rules\.md#type_promotion_valid/)
+  t.match(out, /see \/rules\/TYPE_PROMOTION_VALID$/m, 'the rule page iceguard serves')
+  const served = await cli(check('narrow-type', '--table', 'db.orders'), { ICEGUARD_PUBLIC_URL: 'https://iceguard.example.com/' })
+  t.match(served.out, /see https:\/\/iceguard\.example\.com\/rules\/TYPE_PROMOTION_VALID$/m, 'under ICEGUARD_PUBLIC_URL when set')
   t.match(out, /retyped\s+3 quantity: int -> string/)
 })
 
@@ -91,7 +93,7 @@ t.test('check --format gitlab: a Code Quality report, one issue per finding, sta
   t.ok(Array.isArray(issues) && issues.length === 2, 'two error findings, two issues')
   const drop = issues.find(i => i.check_name === 'COLUMN_NO_DROP')
   t.match(drop, {
-    description: /^db\.orders: Cannot drop column customer.*see docs\/rules\.md#column_no_drop/,
+    description: /^db\.orders: Cannot drop column customer.*see \/rules\/COLUMN_NO_DROP/,
     severity: 'blocker',
     location: { path: 'test/fixtures/cli/drop-column.json', lines: { begin: 4 } }
   })

@@ -1,3 +1,4 @@
+import { ruleLinkBase } from '../src/gate/rule-link-base.js'
 import t from 'tap'
 import { stringify } from 'lossless-json'
 import { parseCommitBody } from '../src/gate/parse-commit-body.js'
@@ -97,7 +98,9 @@ t.test('answers', async t => {
   t.equal(r.body.error.code, 400)
   t.equal(r.body.error.type, 'ValidationException')
   t.match(r.body.error.message, /^Cannot commit schema change to db\.orders: 1 finding: TYPE_PROMOTION_VALID \(price, field id 3/)
-  t.match(r.body.error.message, /docs\/rules\.md#type_promotion_valid/)
+  t.match(r.body.error.message, /\(see \/rules\/TYPE_PROMOTION_VALID\)$/, 'without a base: the page\'s path on iceguard')
+  t.match(rejection([{ table: 'db.orders', errors: [f] }], { docs: 'https://iceguard.example.com' }).body.error.message,
+    /\(see https:\/\/iceguard\.example\.com\/rules\/TYPE_PROMOTION_VALID\)$/, 'under the public URL or the request\'s origin')
   t.same(r.body.error.stack, [findingLine(f)])
   t.equal(rejection([{ table: 'db.orders', errors: [f] }], { stagedCreate: true }).body.error.type, 'BadRequestException')
 
@@ -419,4 +422,13 @@ t.test('parseCommitBody: fast reader keeps numbers exact and grammar strict', as
   const arrays = parseCommitBody(Buffer.from('{"a":[{"k":1},{"k":2}],"b":[[{"k":1,"j":2}]]}'))
   t.ok(arrays.ok, 'keys are tracked per object, also inside arrays')
   t.notOk(parseCommitBody(Buffer.from('{"a":[{"k":1,"k":2}]}')).ok)
+})
+
+t.test('rule links: under the public URL, else the request\'s own origin; a Host that is not a plain host is not linked to', async (t) => {
+  t.equal(ruleLinkBase('https://iceguard.example.com/', { host: 'internal:8181' }), 'https://iceguard.example.com')
+  t.equal(ruleLinkBase(undefined, { host: '127.0.0.1:8181' }), 'http://127.0.0.1:8181')
+  t.equal(ruleLinkBase(undefined, { host: 'iceguard.example.com', 'x-forwarded-proto': 'https, http' }), 'https://iceguard.example.com')
+  t.equal(ruleLinkBase(undefined, { host: '[::1]:8181' }), 'http://[::1]:8181')
+  for (const host of ['evil.example/path', 'a b', 'x@evil.example', '']) t.equal(ruleLinkBase(undefined, { host }), '', `Host ${JSON.stringify(host)}: a path-only link`)
+  t.equal(ruleLinkBase(undefined, {}), '')
 })

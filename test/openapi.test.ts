@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import t from 'tap'
 import { parse as parseYaml } from 'yaml'
-import { ALL_RULES, ruleCatalogue, ruleDocLink } from '../src/rules/index.js'
+import { ALL_RULES, ruleCatalogue, ruleDoc } from '../src/rules/index.js'
+import { rulePage } from '../src/rules/rule-page.js'
 import { generateOpenApi, OPENAPI_JSON, OPENAPI_YAML } from '../scripts/gen-openapi.js'
 import { startProxy } from './helpers/index.js'
 
@@ -105,11 +106,9 @@ t.test('rule ids: registry, OpenAPI enum and docs/rules.md agree', async (t) => 
   for (const rule of ALL_RULES) t.ok(ids.includes(rule.id), `the catalogue lists rule file ${rule.id}`)
   t.same([...doc.components.schemas.RuleId.enum].sort(), [...ids].sort(), 'the OpenAPI enum lists every rule, and only rules')
   const docs = readFileSync(new URL('../docs/rules.md', import.meta.url), 'utf8')
-  // GitHub heading anchors: lower case, punctuation dropped, spaces to hyphens.
-  const anchors = new Set([...docs.matchAll(/^#{2,4}\s+(.+?)\s*$/gm)].map(m => (m[1] as string).toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-')))
   for (const id of ids) {
-    const anchor = ruleDocLink(id).split('#')[1] as string
-    t.ok(anchors.has(anchor), `docs/rules.md has #${anchor} for ${id}`)
+    t.equal(ruleDoc(id), `/rules/${id}`, `${id} links to the page iceguard serves`)
+    t.match(rulePage(id), new RegExp(`<h1><code>${id}</code></h1>[\\s\\S]*<strong>Why\\.</strong>`), `docs/rules.md has a section for ${id}, rendered as its page`)
   }
   const documented = [...docs.matchAll(/^#{2,4}\s+`?([A-Z][A-Z0-9_]+)`?\s*$/gm)].map(m => m[1] as string)
   for (const id of documented) t.ok(ids.includes(id), `docs/rules.md documents ${id}, which is a rule`)

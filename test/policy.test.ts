@@ -330,6 +330,7 @@ t.test('override tokens', async t => {
   t.throws(() => mintOverride({ table: 'db.orders', rules: [], ttlSeconds: 60, reason: 'r', secret, now }), /at least one rule/)
   t.throws(() => mintOverride({ table: 'db.orders', rules: ['X'], ttlSeconds: 60, reason: ' ', secret, now }), /reason is required/)
   t.throws(() => mintOverride({ table: 'db.orders', rules: ['X'], ttlSeconds: 0, reason: 'r', secret, now }), /ttl must be/)
+  t.throws(() => mintOverride({ table: 'db.orders', rules: ['X'], ttlSeconds: 60, reason: 'r', secret, now }), /unknown rule id "X"/, 'a token must name rules that exist')
 
   t.equal(parseTtl('1h'), 3600)
   t.equal(parseTtl('90s'), 90)

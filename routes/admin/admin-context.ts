@@ -8,6 +8,7 @@ import { ERRORS, errorBody, GateError, type ErrorDef } from '../../src/errors.js
 import { baseLoadHeaders, type BaseLoad, type TableRef } from '../../src/gate/commit-gate.js'
 import { upstreamTableLoader } from '../../src/gate/load-base.js'
 import { parseUpstreamBody } from '../../src/gate/parse-commit-body.js'
+import type { OverrideVerifier } from '../../src/gate/override.js'
 import type { TableMetadata } from '../../src/iceberg/types.js'
 import type { Decisions } from '../../src/decisions/index.js'
 import type { IceguardMetrics } from '../../src/metrics/iceguard-metrics.js'
@@ -89,6 +90,8 @@ export type TableReader = ReturnType<typeof createTableReader>
 export interface AdminScope {
   readonly options: AdminRoutesOptions
   readonly tables: TableReader
+  /** Break-glass tokens, verified exactly as the gate verifies them; absent without a secret. */
+  readonly verifyOverride?: OverrideVerifier
 }
 
 function uncachedReader (client: UpstreamClient): BaseLoader {

@@ -8,15 +8,18 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { ERRORS, GateError } from '../../src/errors.js'
+import { overrideVerifier, type OverrideVerifier } from '../../src/gate/override.js'
 import { metrics as processMetrics } from '../../src/metrics/iceguard-metrics.js'
 import { sendGateError, toGateError } from '../../src/plugins/error-handler.js'
 import { addSharedSchemas } from '../../src/schemas/index.js'
 import { createAdminAuth } from '../../src/auth/admin-auth.js'
 import { createTableReader, RelayedAnswer, type AdminRoutesOptions, type AdminScope } from './admin-context.js'
 import { adminAuthHook } from './admin-auth-hook.js'
+import { withRevocation } from '../../src/decisions/revocations.js'
 import { parseAdminJson } from './json-body.js'
 import { validationMessage } from './validation-message.js'
 import { adminValidatorCompiler } from './validator.js'
+import compatibilityRoute from './compatibility.js'
 import contractRoute from './contract.js'
 import decisionRoutes from './decisions.js'
 import diffRoute from './diff.js'
@@ -31,7 +34,14 @@ export type { AdminRoutesOptions, AdminScope } from './admin-context.js'
 
 export async function adminRoutes (app: FastifyInstance, options: AdminRoutesOptions): Promise<void> {
   addSharedSchemas(app)
-  const scope: AdminScope = { options: { ...options, metrics: options.metrics ?? processMetrics }, tables: createTableReader(options.client, options.readBase) }
+  // Dry runs and schema changes refuse a revoked token exactly as the gate does.
+  const verifier = overrideVerifier(options.overrideSecret)
+  const verifyOverride = verifier === undefined || options.decisions === undefined ? verifier : withRevocation(verifier, options.decisions.revocations)
+  const scope: AdminScope = {
+    options: { ...options, metrics: options.metrics ?? processMetrics },
+    tables: createTableReader(options.client, options.readBase),
+    ...(verifyOverride !== undefined && { verifyOverride })
+  }
 
   app.decorateRequest('adminIdentity', undefined)
   app.addHook('onRequest', adminAuthHook(options.auth ?? createAdminAuth({})))
@@ -72,6 +82,7 @@ export async function adminRoutes (app: FastifyInstance, options: AdminRoutesOpt
   await app.register(schemaChangesRoutes, { scope })
   await app.register(decisionRoutes, { scope })
   await app.register(overrideRoutes, { scope })
+  await app.register(compatibilityRoute, { scope })
 }
 
 export default adminRoutes

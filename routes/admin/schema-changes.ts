@@ -21,6 +21,7 @@ import {
 } from '../../src/evolve/index.js'
 import type { GateOutcome, TableRef } from '../../src/gate/commit-gate.js'
 import { evaluateCommit } from '../../src/gate/evaluate-commit.js'
+import { checkOverrideToken, evaluateUnder, OVERRIDE_HEADER, overrideToWire } from '../../src/gate/override.js'
 import { tablePath } from '../../src/gate/load-base.js'
 import { parseUpstreamBody } from '../../src/gate/parse-commit-body.js'
 import { parseTableMetadata } from '../../src/iceberg/parse.js'
@@ -76,6 +77,10 @@ export default async function schemaChangesRoutes (app: FastifyInstance, { scope
     commit: boolean
   ): Promise<Outcome | Relay> {
     const identifier = { namespace: [...table.namespace], name: table.name }
+    // The token is read here as the gate reads it, so the dry run, the answer and the commit agree;
+    // a token that does not verify stops the request before anything is loaded.
+    const read = checkOverrideToken(request.headers[OVERRIDE_HEADER], scope.verifyOverride, [table])
+    if ('refusal' in read) throw new GateError(ERRORS.BAD_REQUEST, read.refusal)
     const warnings: string[] = []
     for (let attempt = 1; ; attempt++) {
       const metadata = await scope.tables.metadata(table, request.headers)
@@ -87,7 +92,8 @@ export default async function schemaChangesRoutes (app: FastifyInstance, { scope
       if (body === undefined) {
         return noopOutcome(metadata, result.schema, warnings, commit, attempt - 1)
       }
-      const evaluation = evaluateCommit({ base: metadata, request: body, settings: scope.options.policy.resolve(table), target: 'table' })
+      const evaluation = evaluateUnder(scope.options.policy.resolve(table), read.grant, table,
+        settings => evaluateCommit({ base: metadata, request: body, settings, target: 'table' }))
       const judged = {
         committed: false,
         noop: false,
@@ -101,7 +107,8 @@ export default async function schemaChangesRoutes (app: FastifyInstance, { scope
         'last-column-id': result.lastColumnId,
         schema: toPlainJson(schemaToJson(result.schema)) as Outcome['schema'],
         warnings,
-        attempts: attempt - 1
+        attempts: attempt - 1,
+        ...(evaluation.override !== undefined && { override: overrideToWire(evaluation.override) })
       }
       if (!commit) return judged
       const outcome = await sendThroughGate(request, table, Buffer.from(stringify(body) ?? '', 'utf8'))

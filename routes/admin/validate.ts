@@ -5,13 +5,11 @@
  */
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { withRevocation } from '../../src/decisions/revocations.js'
 import { ERRORS, GateError } from '../../src/errors.js'
 import type { TableRef } from '../../src/gate/commit-gate.js'
 import { evaluateCommit } from '../../src/gate/evaluate-commit.js'
-import { expectsNoTable, settingsFor } from '../../src/gate/judge-write.js'
-import { OVERRIDE_HEADER, overrideVerifier, readOverride, type OverrideGrant } from '../../src/gate/override.js'
-
+import { expectsNoTable } from '../../src/gate/judge-write.js'
+import { checkOverrideToken, evaluateUnder, OVERRIDE_HEADER, overrideToWire, type OverrideGrant } from '../../src/gate/override.js'
 import { parseTableMetadata } from '../../src/iceberg/parse.js'
 import type { TableMetadata } from '../../src/iceberg/types.js'
 import { countBaseLoads } from '../../src/metrics/gate-metrics.js'
@@ -54,15 +52,10 @@ export default async function validateRoute (app: FastifyInstance, { scope }: { 
     return metadataOrThrow(table, loaded)
   }
 
-  const decisions = options.decisions
-  const plain = options.overrideSecret === undefined || options.overrideSecret === '' ? undefined : overrideVerifier(options.overrideSecret)
-  // A dry run refuses a revoked token as the gate does.
-  const verify = plain === undefined || decisions === undefined ? plain : withRevocation(plain, decisions.revocations)
 
   function judge (table: TableRef, request: Record<string, unknown>, base: TableMetadata | undefined, grant: OverrideGrant | undefined): TableValidation {
     // As the gate: the token's rules become warnings for its own table only.
-    const { settings } = settingsFor(t => options.policy.resolve(t), table, grant)
-    const evaluation = evaluateCommit({ base, request, settings, target: 'table' })
+    const evaluation = evaluateUnder(options.policy.resolve(table), grant, table, settings => evaluateCommit({ base, request, settings, target: 'table' }))
     return { table: { namespace: [...table.namespace], name: table.name }, ...evaluationToWire(evaluation) }
   }
 
@@ -86,8 +79,8 @@ export default async function validateRoute (app: FastifyInstance, { scope }: { 
     const commit = lossless.request as Record<string, unknown>
     const prefix = body.prefix
     const overrideOf = (tables: readonly TableRef[]): OverrideGrant | undefined => {
-      const read = readOverride(request.headers[OVERRIDE_HEADER], verify, tables)
-      if ('problem' in read) throw new GateError(ERRORS.BAD_REQUEST, `Cannot apply ${OVERRIDE_HEADER}: ${read.problem}`)
+      const read = checkOverrideToken(request.headers[OVERRIDE_HEADER], scope.verifyOverride, tables)
+      if ('refusal' in read) throw new GateError(ERRORS.BAD_REQUEST, read.refusal)
       return read.grant
     }
 
@@ -125,5 +118,5 @@ export default async function validateRoute (app: FastifyInstance, { scope }: { 
 }
 
 function withGrant (response: ValidateResponse, grant: OverrideGrant | undefined): ValidateResponse {
-  return grant === undefined ? response : { ...response, override: { id: grant.id, table: grant.table, rules: [...grant.rules], 'expires-at': grant.expiresAt } }
+  return grant === undefined ? response : { ...response, override: overrideToWire(grant) }
 }

@@ -24,7 +24,11 @@ export function validationMessage (errors: readonly AjvError[], dataVar: string)
     case 'required': return `${at} must have property "${String(best.params.missingProperty)}"`
     case 'additionalProperties': return `${at} has unknown property "${String(best.params.additionalProperty)}"`
     case 'enum': return `${at} must be one of ${(best.params.allowedValues as unknown[] | undefined)?.map(v => JSON.stringify(v)).join(', ') ?? 'the allowed values'}`
-    case 'const': return `${at} must be ${JSON.stringify(best.params.allowedValue)}`
+    case 'const': {
+      // A union of literals fails once per literal: name them all (`op must be one of "add-column", …`).
+      const allowed = [...new Set(pool.filter(e => e.keyword === 'const' && e.instancePath === best.instancePath).map(e => JSON.stringify(e.params.allowedValue)))]
+      return allowed.length > 1 ? `${at} must be one of ${allowed.join(', ')}` : `${at} must be ${allowed[0] ?? 'the allowed value'}`
+    }
     default: return `${at} ${best.message ?? 'is invalid'}`
   }
 }

@@ -34,9 +34,10 @@ export interface AuditRecord {
   readonly upstreamStatus?: number
   readonly forwarded: boolean
   readonly durationMs: number
-  /** Id of the break-glass override used, and the rules it waived. */
+  /** The break-glass override used: its id, the rules it waives, and the reason it was minted with. */
   readonly overrideId?: string
   readonly overrideRules?: readonly string[]
+  readonly overrideReason?: string
   /** Each judged table with its findings and schema diff summary (for the decision log, not the line). */
   readonly decided?: readonly DecidedTable[]
   /** Ids under which the decision log keeps this write, once queued for storing. */

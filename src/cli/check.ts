@@ -6,6 +6,8 @@ import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { evaluateCommit, evaluateCreate } from '../gate/evaluate-commit.js'
+import { checkOverrideToken, evaluateUnder, overrideToWire, overrideVerifier } from '../gate/override.js'
+import { ruleDoc } from '../rules/index.js'
 import { loadPolicy } from '../policy/load-policy.js'
 import { PolicyError } from '../policy/policy-error.js'
 import { resolvePolicy } from '../policy/resolve-policy.js'
@@ -30,6 +32,10 @@ export const CHECK_USAGE = `Usage: iceguard check --request commit.json (--metad
   --table      the table (policy scopes depend on it); required unless the request has an
                identifier, and must match it when both are given
   --policy     policy file or builtin:spec|builtin:recommended (default builtin:recommended)
+  --override-token
+               a break-glass token (iceguard override): verified with ICEGUARD_OVERRIDE_SECRET
+               exactly as the gate verifies it; its rules' errors become warnings on its table,
+               and a token that does not verify is refused (exit 1) with the gate's message
   --format     text (default), json (as POST /admin/v1/validate), junit, github (workflow
                commands), gitlab (Code Quality report)
 
@@ -76,6 +82,7 @@ export async function runCheck (args: string[], io: CliIo): Promise<ExitCode> {
       warehouse: { type: 'string' },
       table: { type: 'string' },
       policy: { type: 'string' },
+      'override-token': { type: 'string' },
       format: { type: 'string', default: 'text' }
     },
     strict: true,
@@ -95,16 +102,23 @@ export async function runCheck (args: string[], io: CliIo): Promise<ExitCode> {
 
   let policy
   try {
-    policy = loadPolicy(values.policy)
+    // A file is read relative to the directory the command runs in; builtin:… names a preset.
+    policy = loadPolicy(values.policy === undefined || values.policy.startsWith('builtin:') ? values.policy : resolve(io.cwd, values.policy))
   } catch (err) {
     if (err instanceof PolicyError) throw new UsageError(err.message)
     throw err
   }
   const settings = resolvePolicy(policy, table)
+  const read = checkOverrideToken(values['override-token'], overrideVerifier(io.env.ICEGUARD_OVERRIDE_SECRET), [table])
+  if ('refusal' in read) {
+    // The gate would refuse this commit with exactly this answer (400): the change may not go ahead.
+    io.stderr(`iceguard: BadRequestException: ${read.refusal}\n`)
+    return EXIT.DENY
+  }
 
   let evaluation
   if (isCreate) {
-    evaluation = evaluateCreate({ request, settings })
+    evaluation = evaluateUnder(settings, read.grant, table, s => evaluateCreate({ request, settings: s }))
   } else {
     let base
     if (values.url !== undefined) {
@@ -114,9 +128,17 @@ export async function runCheck (args: string[], io: CliIo): Promise<ExitCode> {
     } else {
       throw new UsageError('check needs the table\'s current metadata for a CommitTableRequest: --metadata <table.json>, or --url <iceguard or catalog> to load it')
     }
-    evaluation = evaluateCommit({ base, request, settings, target: 'table' })
+    evaluation = evaluateUnder(settings, read.grant, table, s => evaluateCommit({ base, request, settings: s, target: 'table' }))
   }
-  const response: ValidateResponse = { table: { namespace: [...table.namespace], name: table.name }, ...evaluationToWire(evaluation) }
+  const wire = evaluationToWire(evaluation)
+  // Rule pages are served by iceguard: under its public URL, or the --url the table came from.
+  const docsBase = (io.env.ICEGUARD_PUBLIC_URL ?? values.url ?? '').replace(/\/+$/, '')
+  const response: ValidateResponse = {
+    table: { namespace: [...table.namespace], name: table.name },
+    ...wire,
+    findings: wire.findings.map(f => ({ ...f, doc: ruleDoc(f.rule, docsBase) })),
+    ...(evaluation.override !== undefined && { override: overrideToWire(evaluation.override) })
+  }
   const lines = format === 'github' || format === 'gitlab' ? requestLines(readFileSync(resolve(io.cwd, values.request), 'utf8')) : undefined
   io.stdout(renderReport(response, format, { requestFile: values.request, lines }))
   return exitForVerdict(response.verdict)

@@ -7,7 +7,10 @@ import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { request } from 'undici'
+import { isObject } from '../iceberg/json-values.js'
+import { OVERRIDE_HEADER } from '../gate/override.js'
 import type { CliIo } from './cli-io.js'
+import { overrideLine } from './report-formats.js'
 import { EXIT, UsageError, type ExitCode } from './exit-codes.js'
 import { tableName } from '../iceberg/rest-path.js'
 
@@ -29,6 +32,8 @@ export const EVOLVE_USAGE = `Usage: iceguard evolve --url <iceguard-url> --table
     --dry-run              show the verdict and the exact commit; commit nothing
     --prefix p             the catalog {prefix}, when the upstream uses one
     --token t              bearer token for the catalog (default: ICEGUARD_TOKEN)
+    --override-token t     a break-glass token (iceguard override), sent as X-Iceguard-Override:
+                           its rules' errors become warnings on this table, in the dry run and the commit
     --format text|json
 
 Exit: 0 committed or nothing to do, 1 refused (a change or the gate), 2 conflict, 3 usage, input or server error.`
@@ -36,6 +41,8 @@ Exit: 0 committed or nothing to do, 1 refused (a change or the gate), 2 conflict
 export interface AdminCall {
   readonly url: string
   readonly token?: string
+  /** A break-glass token, sent as X-Iceguard-Override. */
+  readonly overrideToken?: string
 }
 
 /** `db.orders` → namespace ['db'], name 'orders'; nested namespaces `a.b.orders`. */
@@ -59,7 +66,11 @@ export async function postAdmin (call: AdminCall, url: string, body: unknown): P
   try {
     res = await request(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(call.token !== undefined && call.token !== '' && { authorization: `Bearer ${call.token}` }) },
+      headers: {
+        'content-type': 'application/json',
+        ...(call.token !== undefined && call.token !== '' && { authorization: `Bearer ${call.token}` }),
+        ...(call.overrideToken !== undefined && call.overrideToken !== '' && { [OVERRIDE_HEADER]: call.overrideToken })
+      },
       body: JSON.stringify(body)
     })
   } catch (err) {
@@ -85,14 +96,15 @@ export function reportError (io: CliIo, status: number, json: Record<string, unk
 
 /** The human summary of a schema-changes (or plan) answer. */
 export function reportOutcome (io: CliIo, label: string, out: Record<string, unknown>): void {
-  const findings = (out.findings ?? []) as Array<{ rule: string, severity: string, path?: string, message: string }>
+  const findings = (out.findings ?? []) as Array<{ rule: string, severity: string, path?: string, message: string, overridden?: boolean }>
   const warnings = (out.warnings ?? []) as string[]
   if (out.noop === true) io.stdout(`${label}: nothing to do: the schema already is what was asked\n`)
   else if (out.committed === true) io.stdout(`${label}: committed schema ${String(out['schema-id'])} (last-column-id ${String(out['last-column-id'])}, verdict ${String(out.verdict)})\n`)
   else io.stdout(`${label}: dry run, verdict ${String(out.verdict)}: would commit schema ${String(out['schema-id'])} (last-column-id ${String(out['last-column-id'])})\n`)
   if (typeof out.summary === 'string' && out.noop !== true && out.summary !== '') io.stdout(out.summary.split('\n').map(l => `  ${l}`).join('\n') + '\n')
-  for (const f of findings) io.stdout(`  ${f.severity} ${f.rule}${f.path !== undefined ? ` ${f.path}` : ''}: ${f.message}\n`)
+  for (const f of findings) io.stdout(`  ${f.severity} ${f.rule}${f.path !== undefined ? ` ${f.path}` : ''}${f.overridden === true ? ' [overridden]' : ''}: ${f.message}\n`)
   for (const w of warnings) io.stdout(`  note: ${w}\n`)
+  if (isObject(out.override)) io.stdout(`  ${overrideLine(out.override as Parameters<typeof overrideLine>[0])}\n`)
   if (out.committed !== true && out.noop !== true && out.request !== undefined) io.stdout(`  request: ${JSON.stringify(out.request)}\n`)
 }
 
@@ -128,6 +140,7 @@ export async function runEvolve (args: string[], io: CliIo): Promise<ExitCode> {
     table: { type: 'string' },
     prefix: { type: 'string' },
     token: { type: 'string' },
+    'override-token': { type: 'string' },
     format: { type: 'string', default: 'text' },
     'dry-run': { type: 'boolean' },
     doc: { type: 'string', multiple: true },
@@ -179,7 +192,7 @@ export async function runEvolve (args: string[], io: CliIo): Promise<ExitCode> {
   }
   if (changes.length === 0) throw new UsageError(`Name at least one change\n${EVOLVE_USAGE}`)
 
-  const call: AdminCall = { url: v.url, token: (v.token as string | undefined) ?? io.env.ICEGUARD_TOKEN }
+  const call: AdminCall = { url: v.url, token: (v.token as string | undefined) ?? io.env.ICEGUARD_TOKEN, overrideToken: v['override-token'] as string | undefined }
   const url = tableUrl(call.url, table, 'schema-changes', { 'dry-run': v['dry-run'] === true ? 'true' : undefined, prefix: v.prefix as string | undefined })
   const { status, json } = await postAdmin(call, url, { changes })
   if (status !== 200) return reportError(io, status, json)

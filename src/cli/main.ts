@@ -6,6 +6,7 @@
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { runCheck, CHECK_USAGE } from './check.js'
+import { runCompatibility, COMPATIBILITY_USAGE } from './compatibility.js'
 import { processIo, type CliIo } from './cli-io.js'
 import { runDecisions, DECISIONS_USAGE } from './decisions.js'
 import { runDiff, DIFF_USAGE } from './diff.js'
@@ -20,6 +21,7 @@ export const USAGE = `Usage: iceguard <command> [options]
 Commands:
   check            judge a commit against a policy and the table (a metadata file, or live with --url)
   diff             the changes between two schemas by field id (or the live table's and a file's)
+  compatibility    is this schema (field ids optional) compatible with the live table? (needs iceguard)
   policy validate  check a policy file
   override         mint a break-glass token (ICEGUARD_OVERRIDE_SECRET, or --url to mint, list and revoke on a server)
   decisions        the gate's stored decisions from a running iceguard (--url), newest first
@@ -33,6 +35,7 @@ Run iceguard <command> --help for a command's options.`
 const HELP: Readonly<Record<string, string>> = {
   check: CHECK_USAGE,
   diff: DIFF_USAGE,
+  compatibility: COMPATIBILITY_USAGE,
   policy: POLICY_USAGE,
   override: OVERRIDE_USAGE,
   decisions: DECISIONS_USAGE,
@@ -56,6 +59,7 @@ export async function run (argv: readonly string[], io: CliIo = processIo()): Pr
     switch (command) {
       case 'check': return await runCheck(args, io)
       case 'diff': return await runDiff(args, io)
+      case 'compatibility': return await runCompatibility(args, io)
       case 'policy': return runPolicy(args, io)
       case 'override': return await runOverride(args, io)
       case 'decisions': return await runDecisions(args, io)

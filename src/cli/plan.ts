@@ -20,6 +20,7 @@ export const PLAN_USAGE = `Usage: iceguard plan --url <iceguard-url> --table <ns
     --apply            commit the plan through the gate
     --prefix p         the catalog {prefix}, when the upstream uses one
     --token t          bearer token for the catalog (default: ICEGUARD_TOKEN)
+    --override-token t a break-glass token (iceguard override), sent as X-Iceguard-Override
     --format text|json
 
 Exit: 0 planned or applied, 1 refused by the gate, 2 conflict, 3 usage, input or server error.`
@@ -34,6 +35,7 @@ export async function runPlan (args: string[], io: CliIo): Promise<ExitCode> {
       apply: { type: 'boolean' },
       prefix: { type: 'string' },
       token: { type: 'string' },
+      'override-token': { type: 'string' },
       format: { type: 'string', default: 'text' }
     },
     strict: true,
@@ -50,7 +52,7 @@ export async function runPlan (args: string[], io: CliIo): Promise<ExitCode> {
       throw new UsageError(`Cannot read contract ${values.contract}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
     }
   }
-  const call = { url: values.url, token: values.token ?? io.env.ICEGUARD_TOKEN }
+  const call = { url: values.url, token: values.token ?? io.env.ICEGUARD_TOKEN, overrideToken: values['override-token'] }
   const url = tableUrl(call.url, table, 'schema-changes/plan', { apply: values.apply === true ? 'true' : undefined, prefix: values.prefix })
   const { status, json } = await postAdmin(call, url, contract === undefined ? {} : { contract })
   if (status !== 200) return reportError(io, status, json)

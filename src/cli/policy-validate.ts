@@ -1,6 +1,6 @@
 /** `iceguard policy validate policy.yaml`: every problem in a policy file, with line and column. */
 import { readFileSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { dirname, resolve } from 'node:path'
 import { parsePolicy } from '../policy/load-policy.js'
 import { formatIssue } from '../policy/yaml-source.js'
 import type { CliIo } from './cli-io.js'
@@ -19,7 +19,8 @@ export function runPolicy (args: string[], io: CliIo): ExitCode {
   } catch (err) {
     throw new UsageError(`Cannot read policy file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
   }
-  const { policy, errors } = parsePolicy(text, file)
+  // Contract files are relative to the policy file, wherever the command runs.
+  const { policy, errors } = parsePolicy(text, file, { baseDir: dirname(resolve(io.cwd, file)) })
   if (policy === undefined || errors.length > 0) {
     io.stderr(`${file}: invalid policy (${errors.length} problem${errors.length === 1 ? '' : 's'})\n`)
     for (const e of errors) io.stderr(`  ${formatIssue(e)}\n`)

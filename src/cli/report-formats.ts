@@ -59,15 +59,21 @@ function renderText (r: ValidateResponse): string {
       for (const line of t.summary.split('\n')) if (line.trim() !== '') lines.push(`    ${line}`)
     }
     for (const f of t.findings) {
-      lines.push(`  ${f.severity.padEnd(5)} ${f.rule}${where(f)}: ${f.message}`)
+      lines.push(`  ${f.severity.padEnd(5)} ${f.rule}${where(f)}${f.overridden === true ? ' [overridden]' : ''}: ${f.message}`)
       if (f.explanation !== undefined) lines.push(`        ${f.explanation}`)
       lines.push(`        see ${f.doc}`)
     }
     for (const c of t.conflicts ?? []) lines.push(`  conflict: ${c}`)
   }
   if (r.tables !== undefined && r.tables.length > 1) lines.push(`transaction: ${r.verdict}`)
+  if (r.override !== undefined) lines.push(overrideLine(r.override))
   lines.push(r.explanation)
   return lines.join('\n') + '\n'
+}
+
+/** The override an answer carries, in one line (check and evolve print the same). */
+export function overrideLine (o: { id: string, table: string, rules: readonly string[], reason: string, 'expires-at': string }): string {
+  return `override ${o.id} for ${o.table} (${o.rules.join(', ')}, until ${o['expires-at']}): ${o.reason}`
 }
 
 function xml (s: string): string {

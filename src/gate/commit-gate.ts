@@ -28,13 +28,14 @@ import { hasContentCoding, needsGate } from './commit-scan.js'
 import { answer, badRequest, upstreamUnavailable, warningsHeader, type GateAnswer } from './gate-answers.js'
 import type { BaseLoad, GateConfig, GatedKind, GateIdent, GateOutcome, RegistrationCheck, UpstreamAnswer } from './gate-types.js'
 import {
-  decideRegister, decideWrite, expectsNoTable, judgeChange, readWrite, settingsFor,
+  decideRegister, decideWrite, expectsNoTable, judgeChange, readWrite,
   type Decision, type JudgedChange, type Write, type WriteEntry
 } from './judge-write.js'
 import { parseCommitBody } from './parse-commit-body.js'
 import { checkSchemaHistory } from './schema-history-check.js'
 import { spliceRequirements } from './splice-requirements.js'
-import { OVERRIDE_HEADER, readOverride, type OverrideGrant, type OverrideVerifier } from './override.js'
+import { checkOverrideToken, OVERRIDE_HEADER, type OverrideGrant, type OverrideVerifier } from './override.js'
+import { ruleLinkBase } from './rule-link-base.js'
 
 export type { BaseLoad, GateConfig, GatedKind, GateIdent, GateOutcome, RegistrationCheck, TableRef, UpstreamAnswer }
 
@@ -177,7 +178,7 @@ export async function gateCommit (input: GateInput, deps: GateDeps): Promise<Gat
       }
       return done(input, deps, trail, judged.outcome, judged.verdict)
     }
-    return await enforce(input, deps, trail, decideWrite(write, judged.judged, deps.config))
+    return await enforce(input, deps, trail, decideWrite(write, judged.judged, { assertions: deps.config.assertions, ruleLinks: ruleLinkBase(deps.config.publicUrl, input.headers) }))
   } catch (err) {
     // A fault of the gate itself. Before forwarding it is a definite failure (503, retry later:
     // never 500, which clients read as "state unknown"); after, the commit's fate is unknown.
@@ -196,6 +197,7 @@ async function enforce (input: GateInput, deps: GateDeps, trail: Trail, decision
   trail.rules = decision.rules
   trail.summary = decision.summary
   trail.decided = decision.decided
+  trail.warnings = unique(decision.warnings.map(w => w.finding.rule))
   if (decision.override !== undefined) trail.override = decision.override
   if (decision.refusal !== undefined) {
     if (trail.summary === '') trail.summary = decision.refusal.body.error.message
@@ -204,7 +206,6 @@ async function enforce (input: GateInput, deps: GateDeps, trail: Trail, decision
   trail.injected = decision.injected
   // Only the requirements are added, spliced into the bytes as received: nothing is re-encoded.
   const outgoing = decision.inject.length === 0 ? input.rawBody : spliceRequirements(input.rawBody, decision.inject)
-  trail.warnings = unique(decision.warnings.map(w => w.finding.rule))
 
   trail.forwarding = true
   const sent = await forwardOnce(outgoing, deps)
@@ -265,11 +266,7 @@ async function historyFindings (deps: GateDeps, table: TableRef, headers: Incomi
 }
 
 function judgeWithSettings (deps: GateDeps, write: Write, entry: WriteEntry, base: TableMetadata | undefined, grant: OverrideGrant | undefined): JudgedChange {
-  // A view's schemas are judged on their structure alone: no override applies (nor is one read).
-  const { settings, override } = write.judge === 'view'
-    ? { settings: deps.settingsFor(entry.table), override: undefined }
-    : settingsFor(deps.settingsFor, entry.table, grant)
-  return judgeChange(write, entry, base, settings, override)
+  return judgeChange(write, entry, base, deps.settingsFor(entry.table), grant)
 }
 
 type EarlyOutcome = { readonly outcome: GateOutcome, readonly verdict: Verdict }
@@ -415,11 +412,8 @@ interface OverrideCheck { readonly grant?: OverrideGrant }
 
 /** Reads the break-glass header. A token that does not verify stops the write: 400, nothing forwarded. */
 function checkOverride (input: GateInput, deps: GateDeps, tables: readonly TableRef[]): OverrideCheck | { readonly answer: GateAnswer } {
-  const read = readOverride(input.headers[OVERRIDE_HEADER], deps.verifyOverride, tables)
-  if ('problem' in read) {
-    return { answer: badRequest(`Cannot apply ${OVERRIDE_HEADER}: ${read.problem}${deps.verifyOverride === undefined ? '' : '; nothing was committed'}`) }
-  }
-  return read
+  const read = checkOverrideToken(input.headers[OVERRIDE_HEADER], deps.verifyOverride, tables)
+  return 'refusal' in read ? { answer: badRequest(read.refusal) } : read
 }
 
 function refuse (input: GateInput, deps: GateDeps, trail: Trail, refusal: GateAnswer): GateOutcome {
@@ -447,7 +441,7 @@ function done (input: GateInput, deps: GateDeps, trail: Trail, outcome: GateOutc
     ...(forwarded ? { upstreamStatus: status } : {}),
     forwarded,
     durationMs: Math.max(0, now() - trail.started),
-    ...(trail.override !== undefined ? { overrideId: trail.override.id, overrideRules: trail.override.rules } : {}),
+    ...(trail.override !== undefined ? { overrideId: trail.override.id, overrideRules: trail.override.rules, overrideReason: oneLine(trail.override.reason, 500) } : {}),
     ...(trail.decided !== undefined ? { decided: trail.decided } : {})
   }
   try {

@@ -6,7 +6,7 @@
  * because PyIceberg shows only `type: message`; `stack` holds one line per finding.
  */
 import { errorBody, ERRORS, type ErrorDef, type IcebergErrorResponse } from '../errors.js'
-import { ruleDocLink } from '../rules/index.js'
+import { ruleDoc } from '../rules/index.js'
 import type { Finding } from '../rules/rule.js'
 import { findingLine } from './decide.js'
 
@@ -43,7 +43,7 @@ export function rejection (
   }
   const names = tables.map(t => t.table).join(', ')
   const count = lines.length === 1 ? '1 finding' : `${lines.length} findings`
-  const docs = [...rules].map(r => ruleDocLink(r, opts.docs)).join(', ')
+  const docs = [...rules].map(r => ruleDoc(r, opts.docs)).join(', ')
   // Each rule's own advice (why it matters, what to do instead), once per distinct text.
   const explanations = [...new Set(tables.flatMap(t => t.errors.map(f => f.explanation))
     .filter((e): e is string => e !== undefined && e !== ''))]

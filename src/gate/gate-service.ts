@@ -64,9 +64,8 @@ export interface GateService {
 }
 
 export function createGateService (opts: GateServiceOptions): GateService {
-  const verify: OverrideVerifier | undefined = opts.overrideSecret === undefined || opts.overrideSecret === ''
-    ? undefined
-    : (opts.overrideCheck ?? (v => v))(overrideVerifier(opts.overrideSecret))
+  const verifier = overrideVerifier(opts.overrideSecret)
+  const verify: OverrideVerifier | undefined = verifier === undefined ? undefined : (opts.overrideCheck ?? (v => v))(verifier)
   // Counted for /metrics (iceguard_base_loads_total by outcome). Parsed bases are kept by ETag and
   // revalidated on every commit (base-cache.ts); on a miss, unchanged schemas are not parsed again
   // (schema-texts.ts).

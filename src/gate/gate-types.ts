@@ -47,8 +47,8 @@ export interface GateConfig {
   readonly assertions: AssertionsMode
   /** Seconds in Retry-After when the base could not be loaded. */
   readonly retryAfter: number
-  /** Where rule documentation lives; rule anchors are appended. */
-  readonly ruleDocs?: string
+  /** `ICEGUARD_PUBLIC_URL`: the base of the rule links in refusals; absent, the request's own origin. */
+  readonly publicUrl?: string
 }
 
 /** May a table or view be registered (registerTable, registerView) in this scope? Absent: allowed. */

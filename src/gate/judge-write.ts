@@ -23,7 +23,7 @@ import { evaluateCommit, evaluateCreate, type Evaluation } from './evaluate-comm
 import { answer, conflict, rejection, type GateAnswer } from './gate-answers.js'
 import type { GateConfig, GatedKind, GateIdent, RegistrationCheck } from './gate-types.js'
 import { describeRequirement, missingRequirements, type MissingRequirement } from './inject-requirements.js'
-import { applyOverride, type OverrideGrant } from './override.js'
+import { evaluateUnder, grantFor, type OverrideGrant } from './override.js'
 import type { JsonPath } from './splice-requirements.js'
 
 type JsonBody = Readonly<Record<string, unknown>>
@@ -189,50 +189,51 @@ function readRegister (kind: GatedKind, ident: GateIdent, body: JsonBody, what: 
   return { write: { kind, judge: 'register', entries: [{ table, request: body, at: [] }], overridable: false } }
 }
 
-/** The effective settings of one table, with the override's rules lowered to warnings when it names this table. */
-export function settingsFor (settings: (table: TableRef) => RuleSettings, table: TableRef, grant: OverrideGrant | undefined): { settings: RuleSettings, override?: OverrideGrant } {
-  const override = grant !== undefined && grant.table === tableName(table) ? grant : undefined
-  const own = settings(table)
-  return override === undefined ? { settings: own } : { settings: applyOverride(own, override), override }
-}
-
 /**
  * Judges one change against its base (`undefined`: the table does not exist yet, or a view).
- * `settings` are the table's effective settings (see `settingsFor`).
+ * `settings` are the table's effective settings; `grant`, a verified override, applies when it
+ * names this table (`evaluateUnder`: its rules' errors become warnings marked `overridden`).
  */
-export function judgeChange (write: Write, entry: WriteEntry, base: TableMetadata | undefined, settings: RuleSettings, override?: OverrideGrant): JudgedChange {
+export function judgeChange (write: Write, entry: WriteEntry, base: TableMetadata | undefined, settings: RuleSettings, grant?: OverrideGrant): JudgedChange {
+  const override = grantFor(grant, entry.table)
   if (write.judge === 'create') {
-    return { ...entry, evaluation: evaluateCreate({ request: entry.request, settings }), ...(override && { override }), missing: [] }
+    const evaluation = evaluateUnder(settings, grant, entry.table, s => evaluateCreate({ request: entry.request, settings: s }))
+    return { ...entry, evaluation, ...(override && { override }), missing: [] }
   }
   if (write.judge === 'view') {
     // A view's schema may change freely: only the structure of each schema it carries is checked,
-    // so no base is needed (and view metadata is not table metadata).
+    // so no base is needed (and view metadata is not table metadata); no override applies.
     const body = entry.request
     const request = write.kind === 'create-view'
       ? { requirements: [], updates: body.schema === undefined ? [] : [{ action: 'add-schema', schema: body.schema }] }
       : body
     return { ...entry, evaluation: evaluateCommit({ request, settings, target: 'view' }), missing: [] }
   }
-  const evaluation = evaluateCommit({ base, request: entry.request, settings, target: 'table' })
+  const evaluation = evaluateUnder(settings, grant, entry.table, s => evaluateCommit({ base, request: entry.request, settings: s, target: 'table' }))
   return { ...entry, base, evaluation, ...(override && { override }), missing: missingRequirements(entry.request, base, evaluation) }
 }
 
 /** The verdict over every judged change of one write (all-or-nothing), and what enforcing it takes. */
-export function decideWrite (write: Write, judged: readonly JudgedChange[], config: Pick<GateConfig, 'assertions' | 'ruleDocs'>): Decision {
+/** `ruleLinks`: the base of the rule links in a refusal (the public URL or the request's origin, `rule-link-base.ts`). */
+export function decideWrite (write: Write, judged: readonly JudgedChange[], config: Pick<GateConfig, 'assertions'> & { readonly ruleLinks?: string }): Decision {
   const multi = judged.length > 1
   const flows = unique(judged.map(j => j.evaluation.flow))
   const rules = unique(judged.flatMap(j => j.evaluation.findings.map(f => f.rule)))
   const summary = judged.map(j => multi ? `${tableName(j.table)}: ${j.evaluation.summary}` : j.evaluation.summary).join(' | ')
   const override = judged.find(j => j.override !== undefined)?.override
   const decided = judged.map(j => ({ namespace: j.table.namespace, name: j.table.name, findings: j.evaluation.findings, summary: j.evaluation.summary }))
-  const base = { flows, rules, summary, decided, injected: [], inject: [], warnings: [], ...(override !== undefined && { override }) }
+  // Warnings are recorded whatever the verdict: a denied write's audit line lists them too.
+  const warnings = judged.flatMap(j => j.evaluation.findings
+    .filter(f => f.severity === 'warn')
+    .map(finding => ({ ...(multi && { table: tableName(j.table) }), finding })))
+  const base = { flows, rules, summary, decided, injected: [], inject: [], warnings, ...(override !== undefined && { override }) }
 
   const denied = judged.filter(j => j.evaluation.verdict === 'deny')
   if (denied.length > 0) {
     const refusal = rejection(denied.map(j => ({
       table: tableName(j.table),
       errors: j.evaluation.findings.filter(f => f.severity === 'error')
-    })), { stagedCreate: flows.includes('staged-create'), docs: config.ruleDocs, nameTables: write.kind === 'transaction' })
+    })), { stagedCreate: flows.includes('staged-create'), docs: config.ruleLinks, nameTables: write.kind === 'transaction' })
     return { ...base, verdict: 'deny', refusal }
   }
   const conflicted = judged.filter(j => j.evaluation.verdict === 'conflict')
@@ -258,15 +259,11 @@ export function decideWrite (write: Write, judged: readonly JudgedChange[], conf
       }
     }
   }
-  const warnings = judged.flatMap(j => j.evaluation.findings
-    .filter(f => f.severity === 'warn')
-    .map(finding => ({ ...(multi && { table: tableName(j.table) }), finding })))
   return {
     ...base,
     verdict: warnings.length > 0 ? 'warn' : 'allow',
     inject: missing.map(j => ({ at: j.at, requirements: j.missing })),
-    injected: missing.flatMap(j => j.missing.map(m => multi ? `${tableName(j.table)}:${m.type}` : m.type)),
-    warnings
+    injected: missing.flatMap(j => j.missing.map(m => multi ? `${tableName(j.table)}:${m.type}` : m.type))
   }
 }
 

@@ -39,7 +39,7 @@ async function gatePlugin (app: FastifyInstance, opts: GatePluginOptions): Promi
     client: app.upstream.client,
     settingsFor,
     audit: opts.audit ?? pinoAuditSink(app.log),
-    config: { assertions: opts.config.assertions, retryAfter: opts.config.retryAfter },
+    config: { assertions: opts.config.assertions, retryAfter: opts.config.retryAfter, ...(opts.config.publicUrl !== undefined && { publicUrl: opts.config.publicUrl }) },
     overrideSecret: opts.overrideSecret ?? opts.config.overrideSecret,
     ...(opts.overrideCheck !== undefined ? { overrideCheck: opts.overrideCheck } : {}),
     registration: registrationCheck(settingsFor, id => ruleById(id) !== undefined),

@@ -18,7 +18,7 @@ import { icebergPaths } from '../schemas/iceberg-paths.js'
 import { ref } from '../schemas/ref.js'
 
 /** Routes that belong in the document: iceguard's own API. */
-const DOCUMENTED = /^\/(admin\/|healthz$|readyz$|metrics$)/
+const DOCUMENTED = /^\/(admin\/|rules\/|healthz$|readyz$|metrics$)/
 
 function packageVersion (): string {
   // src/plugins → repository root, or dist/src/plugins → repository root.
@@ -71,7 +71,8 @@ async function swaggerPlugin (app: FastifyInstance): Promise<void> {
       tags: [
         { name: 'admin', description: 'Dry runs, diffs, schema history, contracts, rules and policy. Table reads use the caller\'s Authorization.' },
         { name: 'iceberg', description: 'The Iceberg REST writes the gate judges before forwarding. Every other Iceberg route is forwarded untouched.' },
-        { name: 'operations', description: 'Health, readiness and metrics.' }
+        { name: 'operations', description: 'Health, readiness and metrics.' },
+        { name: 'rules', description: 'Rule documentation pages, the targets of the links in refusals.' }
       ],
       components: {
         securitySchemes: {

@@ -139,7 +139,8 @@ function readContract (ctx: Ctx, at: readonly string[], value: unknown): Contrac
   return contract
 }
 
-function suggest (id: string): string {
+/** ` (did you mean COLUMN_NO_DROP?)` for a near miss of a rule id, or ''. */
+export function suggest (id: string): string {
   const candidates = ALL_RULES.map(r => r.id)
   let best: string | undefined
   let bestD = Infinity

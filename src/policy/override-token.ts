@@ -8,10 +8,14 @@
  * `{ v, id, table, rules, reason, iat, exp }` (seconds), and the MAC covers `igo1.<payload>`.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { ruleById, TABLE_FROZEN } from '../rules/index.js'
+import { suggest } from './load-policy.js'
 import type { RuleSettings, RuleSeverity } from '../rules/rule.js'
 
 export const OVERRIDE_HEADER = 'x-iceguard-override'
 const PREFIX = 'igo1'
+/** Shortest secret accepted: HMAC-SHA256 with a guessable key would let anyone mint tokens. */
+export const MIN_OVERRIDE_SECRET_LENGTH = 16
 /** Longest lifetime a token may have: break-glass is for hours, not a standing waiver (use a policy exception for that). */
 export const MAX_OVERRIDE_TTL_SECONDS = 7 * 24 * 3600
 
@@ -44,12 +48,16 @@ function mac (secret: string, data: string): Buffer {
 }
 
 export function mintOverride (input: MintOverrideInput): string {
-  if (input.secret.length < 16) throw new Error('Cannot mint override: the secret must be at least 16 characters')
+  if (input.secret.length < MIN_OVERRIDE_SECRET_LENGTH) throw new Error(`Cannot mint override: ICEGUARD_OVERRIDE_SECRET must be at least ${MIN_OVERRIDE_SECRET_LENGTH} characters`)
   if (!input.table.includes('.')) throw new Error(`Cannot mint override: table must be namespace.table, got "${input.table}"`)
   if (input.rules.length === 0) throw new Error('Cannot mint override: name at least one rule')
   if (input.reason.trim() === '') throw new Error('Cannot mint override: a reason is required (it is written to the audit log)')
   if (!Number.isInteger(input.ttlSeconds) || input.ttlSeconds <= 0 || input.ttlSeconds > MAX_OVERRIDE_TTL_SECONDS) {
     throw new Error(`Cannot mint override: ttl must be between 1 second and ${MAX_OVERRIDE_TTL_SECONDS / 3600} hours`)
+  }
+  for (const rule of input.rules) {
+    const problem = notOverridable(rule)
+    if (problem !== undefined) throw new Error(`Cannot mint override: ${problem}`)
   }
   const iat = Math.floor((input.now ?? new Date()).getTime() / 1000)
   const payload: Payload = {
@@ -63,6 +71,18 @@ export function mintOverride (input: MintOverrideInput): string {
   }
   const body = `${PREFIX}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`
   return `${body}.${mac(input.secret, body).toString('base64url')}`
+}
+
+/**
+ * Why a token for this rule id would waive nothing, or undefined when it can: an unknown id (a
+ * typo would otherwise mint a token that silently does nothing), the freeze (a mode, lifted in the
+ * policy) and registration (a permission the policy grants, not a finding).
+ */
+export function notOverridable (ruleId: string): string | undefined {
+  if (ruleId === TABLE_FROZEN) return `${TABLE_FROZEN} is the freeze mode, not a rule finding; lift the freeze in the policy`
+  if (ruleId === 'TABLE_NO_REGISTER') return 'TABLE_NO_REGISTER is a permission set in the policy (TABLE_NO_REGISTER: off), not a finding an override can waive'
+  if (ruleById(ruleId) === undefined) return `unknown rule id "${ruleId}"${suggest(ruleId)}; GET /admin/v1/rules lists them`
+  return undefined
 }
 
 export function verifyOverride (token: string, opts: { readonly table: string, readonly secret: string, readonly now?: Date }): VerifiedOverride {

@@ -24,18 +24,16 @@ export interface RuleInfo {
   readonly category: RuleCategory
   readonly defaultSeverity: RuleSeverity
   readonly purpose: string
-  /** Relative link to the rule's section: `docs/rules.md#<lower-case id>`. */
+  /** The rule's page on iceguard: `/rules/<RULE_ID>`. */
   readonly doc: string
 }
 
-/** Documentation link of a rule id. */
-function ruleDoc (id: string): string {
-  return `docs/rules.md#${id.toLowerCase()}`
-}
-
-/** The rule's documentation: the catalogue's link, or the same anchor under a configured docs URL. */
-export function ruleDocLink (ruleId: string, docs?: string): string {
-  return docs === undefined ? ruleDoc(ruleId) : `${docs.replace(/#.*$/, '')}#${ruleId.toLowerCase()}`
+/**
+ * Documentation link of a rule id: the page iceguard serves (`GET /rules/{RULE_ID}`, rendered from
+ * docs/rules.md), under `base` (a public URL or the request's origin) or as a path on iceguard.
+ */
+export function ruleDoc (id: string, base = ''): string {
+  return `${base}/rules/${id}`
 }
 
 /** Built on first use: asked once per rule for every commit (its default severity). */

@@ -40,6 +40,8 @@ export interface Finding {
   readonly newType?: string
   /** Why this matters and what to do instead, for rules whose message cannot say it all. */
   readonly explanation?: string
+  /** An error a verified break-glass override turned into this warning (src/gate/override.ts). */
+  readonly overridden?: boolean
 }
 
 /** What a rule yields: a finding whose severity the policy decides. */

@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import type { Finding } from '../rules/rule.js'
-import { ruleCatalogue, ruleDocLink } from '../rules/index.js'
+import { ruleCatalogue, ruleDoc } from '../rules/index.js'
 import { ref } from './ref.js'
 
 /** Every rule id iceguard can report; the OpenAPI enum is generated from the rule catalogue. */
@@ -26,18 +26,20 @@ export const FindingSchema = Type.Object({
   'old-type': Type.Optional(Type.String()),
   'new-type': Type.Optional(Type.String()),
   explanation: Type.Optional(Type.String({ description: 'Why this matters and what to do instead.' })),
-  doc: Type.String({ description: 'Where the rule is documented.' })
+  overridden: Type.Optional(Type.Boolean({ description: 'true: an error that a verified break-glass override (X-Iceguard-Override) turned into this warning.' })),
+  doc: Type.String({ description: 'The rule\'s page on iceguard, `/rules/{RULE_ID}` (an HTML page rendered from docs/rules.md).' })
 }, { $id: 'Finding', additionalProperties: false })
 
 export type WireFinding = Static<typeof FindingSchema>
 
 /** Domain finding → wire finding. */
 export function findingToWire (f: Finding): WireFinding {
-  const out: WireFinding = { rule: f.rule, severity: f.severity, message: f.message, doc: ruleDocLink(f.rule) }
+  const out: WireFinding = { rule: f.rule, severity: f.severity, message: f.message, doc: ruleDoc(f.rule) }
   if (f.fieldId !== undefined) out['field-id'] = f.fieldId
   if (f.path !== undefined) out.path = f.path
   if (f.oldType !== undefined) out['old-type'] = f.oldType
   if (f.newType !== undefined) out['new-type'] = f.newType
   if (f.explanation !== undefined) out.explanation = f.explanation
+  if (f.overridden === true) out.overridden = true
   return out
 }

@@ -4,6 +4,7 @@
  */
 import type { TSchema } from '@sinclair/typebox'
 import { SchemaChangeSchema } from './change.js'
+import { CompatibilityRequestSchema, CompatibilityResponseSchema } from './compatibility.js'
 import { ContractReportSchema, ContractViolationSchema } from './contract-report.js'
 import { DECISION_SCHEMAS } from './decisions.js'
 import { DiffRequestSchema, DiffResponseSchema } from './diff.js'
@@ -18,15 +19,16 @@ import { HealthSchema, ReadinessSchema } from './ops.js'
 import { RuleCatalogueSchema, RuleInfoSchema } from './rule-catalogue.js'
 import { SCHEMA_CHANGES_SCHEMAS } from './schema-changes.js'
 import { DroppedNameSchema, FieldLineageSchema, SchemaHistorySchema, SchemaVersionSchema } from './schema-history.js'
-import { CommitFlowSchema, TableValidationSchema, ValidateRequestSchema, ValidateResponseSchema, VerdictSchema } from './validate.js'
+import { CommitFlowSchema, OverrideAppliedSchema, TableValidationSchema, ValidateRequestSchema, ValidateResponseSchema, VerdictSchema } from './validate.js'
 
 export const SHARED_SCHEMAS: readonly TSchema[] = [
   ErrorModelSchema, IcebergErrorResponseSchema,
   TableIdentifierSchema, IcebergTypeSchema, SchemaJsonSchema, TableMetadataJsonSchema,
   CommitTableRequestSchema, CommitTransactionRequestSchema, CreateTableRequestSchema, CommitTableResponseSchema, LoadTableResultSchema,
   RuleIdSchema, SeveritySchema, FindingSchema, SchemaChangeSchema,
-  VerdictSchema, CommitFlowSchema, ValidateRequestSchema, TableValidationSchema, ValidateResponseSchema,
+  VerdictSchema, CommitFlowSchema, OverrideAppliedSchema, ValidateRequestSchema, TableValidationSchema, ValidateResponseSchema,
   DiffRequestSchema, DiffResponseSchema,
+  CompatibilityRequestSchema, CompatibilityResponseSchema,
   SchemaVersionSchema, FieldLineageSchema, DroppedNameSchema, SchemaHistorySchema,
   ContractViolationSchema, ContractReportSchema,
   RuleInfoSchema, RuleCatalogueSchema,

@@ -10,7 +10,7 @@ import { SchemaChangeSchema } from './change.js'
 import { FindingSchema } from './finding.js'
 import { CommitTableRequestSchema, IcebergTypeSchema, SchemaJsonSchema, TableIdentifierSchema } from './iceberg-rest.js'
 import { ref } from './ref.js'
-import { VerdictSchema } from './validate.js'
+import { OverrideAppliedSchema, VerdictSchema } from './validate.js'
 
 const path = (description: string) => Type.String({ minLength: 1, description })
 
@@ -70,7 +70,8 @@ const outcomeProps = {
   'last-column-id': Type.Integer(),
   schema: ref(SchemaJsonSchema, { description: 'That schema.' }),
   warnings: Type.Array(Type.String()),
-  attempts: Type.Integer({ description: 'Commits sent: more than one when a concurrent commit won and the changes were re-applied to its result.' })
+  attempts: Type.Integer({ description: 'Commits sent: more than one when a concurrent commit won and the changes were re-applied to its result.' }),
+  override: Type.Optional(ref(OverrideAppliedSchema))
 }
 
 export const SchemaChangesResponseSchema = Type.Object(outcomeProps, { $id: 'SchemaChangesResponse', additionalProperties: false })

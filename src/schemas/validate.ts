@@ -41,6 +41,19 @@ export const ValidateRequestSchema = Type.Object({
   }]
 })
 
+/** A verified break-glass override as every answer shows it (src/gate/override.ts `overrideToWire`). */
+export const OverrideAppliedSchema = Type.Object({
+  id: Type.String({ description: 'The token id, as the audit line records it.' }),
+  table: Type.String({ description: 'The dotted table the token is for.' }),
+  rules: Type.Array(Type.String(), { description: 'The rules whose errors it turns into warnings (marked `overridden` in `findings`).' }),
+  reason: Type.String({ description: 'Why it was minted; the audit line of the commit records it.' }),
+  'expires-at': Type.String({ description: 'When the token stops verifying (ISO 8601).' })
+}, {
+  $id: 'OverrideApplied',
+  additionalProperties: false,
+  description: 'The break-glass override the request\'s X-Iceguard-Override header carried, verified and applied exactly as the gate applies it.'
+})
+
 const tableResultProps = {
   verdict: ref(VerdictSchema),
   flow: Type.Optional(ref(CommitFlowSchema)),
@@ -59,12 +72,7 @@ export const TableValidationSchema = Type.Object({
 export const ValidateResponseSchema = Type.Object({
   table: Type.Optional(ref(TableIdentifierSchema)),
   ...tableResultProps,
-  override: Type.Optional(Type.Object({
-    id: Type.String({ description: 'The token id, as the audit line records it.' }),
-    table: Type.String({ description: 'The dotted table the token is for.' }),
-    rules: Type.Array(Type.String(), { description: 'The rules whose errors it turns into warnings.' }),
-    'expires-at': Type.String({ description: 'When the token stops verifying (ISO 8601).' })
-  }, { description: 'The break-glass override the request\'s X-Iceguard-Override header carried, verified and applied as the gate would.', additionalProperties: false })),
+  override: Type.Optional(ref(OverrideAppliedSchema)),
   tables: Type.Optional(Type.Array(ref(TableValidationSchema), { description: 'For a transaction: the result per table. The verdict above is the worst of them (all-or-nothing).' }))
 }, { $id: 'ValidateResponse', additionalProperties: false })
 

@@ -149,7 +149,7 @@ t.test('catalogue lists every rule with its doc anchor', async t => {
   const cat = ruleCatalogue()
   t.equal(cat.length, ALL_RULES.length + (ALL_RULES.some(r => r.id === TABLE_FROZEN) ? 0 : 1))
   const promo = cat.find(r => r.id === 'TYPE_PROMOTION_VALID')
-  t.same(promo, { id: 'TYPE_PROMOTION_VALID', category: 'spec', defaultSeverity: 'error', purpose: ruleById('TYPE_PROMOTION_VALID')?.purpose, doc: 'docs/rules.md#type_promotion_valid' })
+  t.same(promo, { id: 'TYPE_PROMOTION_VALID', category: 'spec', defaultSeverity: 'error', purpose: ruleById('TYPE_PROMOTION_VALID')?.purpose, doc: '/rules/TYPE_PROMOTION_VALID' })
   t.ok(cat.some(r => r.id === TABLE_FROZEN))
   t.match(docs, /^### TABLE_FROZEN$/m)
   t.equal(ruleById('NOPE'), undefined)
