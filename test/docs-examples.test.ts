@@ -96,7 +96,7 @@ function commands (body: string): string[] {
 
 /** A line written as a synopsis: optional parts, alternatives, ellipses or placeholders. */
 function isSynopsis (line: string): boolean {
-  return /\[|…|\(--| \| |\bURL\b|\bRULE_ID\b|\bns\.name\b/.test(line)
+  return /\[|…|\(--| \| |\bURL\b|\bRULE_ID\b|\bns\.name\b|<[a-z][a-z-]*>/.test(line)
 }
 
 const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false })
@@ -255,7 +255,7 @@ t.test('the documentation\'s examples run against a real iceguard', async t => {
   async function cli (args: string[]): Promise<{ code: number, out: string, err: string }> {
     let out = ''
     let err = ''
-    const io: CliIo = { stdout: (s) => { out += s }, stderr: (s) => { err += s }, env: { ICEGUARD_OVERRIDE_SECRET: SECRET, ICEGUARD_TOKEN: env.ICEGUARD_TOKEN }, cwd: workspace }
+    const io: CliIo = { stdout: (s) => { out += s }, stderr: (s) => { err += s }, env: { ICEGUARD_OVERRIDE_SECRET: SECRET, ICEGUARD_TOKEN: env.ICEGUARD_TOKEN, ICEGUARD_ADMIN_TOKEN: ADMIN_TOKEN }, cwd: workspace }
     return { code: await run(args, io), out, err }
   }
 })

@@ -26,6 +26,8 @@ import type { AdminScope } from './admin-context.js'
 
 export default async function compatibilityRoute (app: FastifyInstance, { scope }: { scope: AdminScope }): Promise<void> {
   app.withTypeProvider<TypeBoxTypeProvider>().post('/namespaces/:namespace/tables/:table/compatibility', {
+    // A question, not a change: nothing is committed, so read access is enough.
+    config: { adminAccess: 'read' },
     schema: {
       operationId: 'checkSchemaCompatibility',
       tags: ['admin'],

@@ -8,7 +8,7 @@ import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { isObject } from '../iceberg/json-values.js'
 import type { CliIo } from './cli-io.js'
-import { parseTableName, postAdmin, reportError, tableUrl } from './evolve.js'
+import { adminCallOf, parseTableName, postAdmin, reportError, tableUrl } from './evolve.js'
 import { EXIT, UsageError, type ExitCode } from './exit-codes.js'
 import { overrideLine } from './report-formats.js'
 
@@ -21,7 +21,7 @@ export const COMPATIBILITY_USAGE = `Usage: iceguard compatibility --url <iceguar
 
   Options:
     --prefix p             the catalog {prefix}, when the upstream uses one
-    --token t              bearer token for the catalog (default: ICEGUARD_TOKEN)
+    --token t              bearer token for the catalog (default: ICEGUARD_TOKEN); iceguard's admin token, if it needs one: ICEGUARD_ADMIN_TOKEN
     --override-token t     a break-glass token, judged as the gate judges it
     --format text|json
 
@@ -52,7 +52,7 @@ export async function runCompatibility (args: string[], io: CliIo): Promise<Exit
   } catch (err) {
     throw new UsageError(`Cannot read schema ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
   }
-  const call = { url: values.url, token: values.token ?? io.env.ICEGUARD_TOKEN, overrideToken: values['override-token'] }
+  const call = adminCallOf(values.url, values, io.env)
   const url = tableUrl(call.url, table, 'compatibility', { prefix: values.prefix })
   const { status, json } = await postAdmin(call, url, { schema })
   if (status !== 200) return reportError(io, status, json)

@@ -13,6 +13,7 @@ import type { CliIo } from './cli-io.js'
 import { overrideLine } from './report-formats.js'
 import { EXIT, UsageError, type ExitCode } from './exit-codes.js'
 import { tableName } from '../iceberg/rest-path.js'
+import { ADMIN_TOKEN_HEADER } from '../auth/bearer.js'
 
 export const EVOLVE_USAGE = `Usage: iceguard evolve --url <iceguard-url> --table <ns.table> <change>... [options]
 
@@ -31,7 +32,7 @@ export const EVOLVE_USAGE = `Usage: iceguard evolve --url <iceguard-url> --table
     --legacy-archival      let --ensure-column replace an incompatible column (old one kept as <name>__legacy_N)
     --dry-run              show the verdict and the exact commit; commit nothing
     --prefix p             the catalog {prefix}, when the upstream uses one
-    --token t              bearer token for the catalog (default: ICEGUARD_TOKEN)
+    --token t              bearer token for the catalog (default: ICEGUARD_TOKEN); iceguard's admin token, if it needs one: ICEGUARD_ADMIN_TOKEN
     --override-token t     a break-glass token (iceguard override), sent as X-Iceguard-Override:
                            its rules' errors become warnings on this table, in the dry run and the commit
     --format text|json
@@ -40,9 +41,21 @@ Exit: 0 committed or nothing to do, 1 refused (a change or the gate), 2 conflict
 
 export interface AdminCall {
   readonly url: string
+  /** The catalog's bearer token: commits go to the catalog as the caller. */
   readonly token?: string
+  /** iceguard's admin token (`ICEGUARD_ADMIN_TOKEN`), sent as X-Iceguard-Admin-Token beside the catalog's. */
+  readonly adminToken?: string
   /** A break-glass token, sent as X-Iceguard-Override. */
   readonly overrideToken?: string
+}
+
+/** The admin call a command's flags and environment describe (`--token`, `--override-token`). */
+export function adminCallOf (url: string, flags: { readonly token?: unknown, readonly 'override-token'?: unknown }, env: NodeJS.ProcessEnv): AdminCall {
+  const text = (v: unknown): string | undefined => typeof v === 'string' && v !== '' ? v : undefined
+  const token = text(flags.token) ?? text(env.ICEGUARD_TOKEN)
+  const adminToken = text(env.ICEGUARD_ADMIN_TOKEN)
+  const overrideToken = text(flags['override-token'])
+  return { url, ...(token !== undefined && { token }), ...(adminToken !== undefined && { adminToken }), ...(overrideToken !== undefined && { overrideToken }) }
 }
 
 /** `db.orders` → namespace ['db'], name 'orders'; nested namespaces `a.b.orders`. */
@@ -69,6 +82,7 @@ export async function postAdmin (call: AdminCall, url: string, body: unknown): P
       headers: {
         'content-type': 'application/json',
         ...(call.token !== undefined && call.token !== '' && { authorization: `Bearer ${call.token}` }),
+        ...(call.adminToken !== undefined && call.adminToken !== '' && { [ADMIN_TOKEN_HEADER]: call.adminToken }),
         ...(call.overrideToken !== undefined && call.overrideToken !== '' && { [OVERRIDE_HEADER]: call.overrideToken })
       },
       body: JSON.stringify(body)
@@ -192,7 +206,7 @@ export async function runEvolve (args: string[], io: CliIo): Promise<ExitCode> {
   }
   if (changes.length === 0) throw new UsageError(`Name at least one change\n${EVOLVE_USAGE}`)
 
-  const call: AdminCall = { url: v.url, token: (v.token as string | undefined) ?? io.env.ICEGUARD_TOKEN, overrideToken: v['override-token'] as string | undefined }
+  const call = adminCallOf(v.url, v, io.env)
   const url = tableUrl(call.url, table, 'schema-changes', { 'dry-run': v['dry-run'] === true ? 'true' : undefined, prefix: v.prefix as string | undefined })
   const { status, json } = await postAdmin(call, url, { changes })
   if (status !== 200) return reportError(io, status, json)

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { CliIo } from './cli-io.js'
-import { parseTableName, postAdmin, reportError, reportOutcome, tableUrl } from './evolve.js'
+import { adminCallOf, parseTableName, postAdmin, reportError, reportOutcome, tableUrl } from './evolve.js'
 import { EXIT, UsageError, type ExitCode } from './exit-codes.js'
 import { tableName } from '../iceberg/rest-path.js'
 
@@ -19,7 +19,7 @@ export const PLAN_USAGE = `Usage: iceguard plan --url <iceguard-url> --table <ns
   Options:
     --apply            commit the plan through the gate
     --prefix p         the catalog {prefix}, when the upstream uses one
-    --token t          bearer token for the catalog (default: ICEGUARD_TOKEN)
+    --token t          bearer token for the catalog (default: ICEGUARD_TOKEN); iceguard's admin token, if it needs one: ICEGUARD_ADMIN_TOKEN
     --override-token t a break-glass token (iceguard override), sent as X-Iceguard-Override
     --format text|json
 
@@ -52,7 +52,7 @@ export async function runPlan (args: string[], io: CliIo): Promise<ExitCode> {
       throw new UsageError(`Cannot read contract ${values.contract}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
     }
   }
-  const call = { url: values.url, token: values.token ?? io.env.ICEGUARD_TOKEN, overrideToken: values['override-token'] }
+  const call = adminCallOf(values.url, values, io.env)
   const url = tableUrl(call.url, table, 'schema-changes/plan', { apply: values.apply === true ? 'true' : undefined, prefix: values.prefix })
   const { status, json } = await postAdmin(call, url, contract === undefined ? {} : { contract })
   if (status !== 200) return reportError(io, status, json)
