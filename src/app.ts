@@ -2,9 +2,9 @@
  * Builds the iceguard Fastify application from a Config.
  *
  * Fastify is created with `serverFactory`. New connections meet the fast lane first
- * (src/http/fast-lane/), which forwards pass-through calls and data-only commits itself over raw
- * sockets and hands every other connection to the node:http server; there the front door
- * (src/http/front-door.ts) sees each raw request and Fastify handles the rest.
+ * (src/http/fast-lane/, unless `--fast-lane off`), which serves the Iceberg REST calls itself over
+ * raw sockets and hands connections that ask for anything else to the node:http server; there the
+ * front door (src/http/front-door.ts) sees each raw request and Fastify handles the rest.
  */
 import http from 'node:http'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
@@ -67,8 +67,9 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   })
   // The fast lane needs the upstream as configured (an injected upstream is the tests' own) and plain HTTP.
   const origin = config.upstreamOrigin
-  const fastLaneOff = options.upstream !== undefined ? 'an upstream connection was injected'
-    : origin === undefined ? 'no upstream' : fastLaneUnsupported(origin)
+  const fastLaneOff = !config.fastLane ? '--fast-lane off'
+    : options.upstream !== undefined ? 'an upstream connection was injected'
+      : origin === undefined ? 'no upstream' : fastLaneUnsupported(origin)
   const fastLane = fastLaneOff !== undefined || origin === undefined
     ? undefined
     : new FastLane({
@@ -83,6 +84,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       bodyLimit: config.bodyLimit,
       retryAfter: config.retryAfter,
       maxResponseBytes: config.upstreamMaxResponse,
+      publicUrl: config.publicUrl,
       closing: () => closing,
       onError (err, method, url) {
         app?.log.error({ code: (err as { code?: string }).code, method, url }, err.message)

@@ -291,7 +291,7 @@ t.test('requests pipelined before a half-close are all answered, then the connec
     sock.on('data', (c: Buffer) => { text += c.toString('latin1') })
     sock.on('close', () => resolve(text))
   })
-  t.same(answers(raw).map(a => JSON.parse(a.body).url), ['/v1/namespaces/a', '/v1/namespaces/b'], 'both whole requests answered, in order, as node:http does')
+  t.same(answers(raw).map(a => JSON.parse(a.body).url), ['/v1/namespaces/a', '/v1/namespaces/b'], 'both whole requests answered, in order')
   t.same(up.requests.map(r => r.url), ['/v1/namespaces/a', '/v1/namespaces/b'], 'the unfinished third was not forwarded')
 })
 
@@ -376,8 +376,10 @@ t.test('keep-alive both ways: one upstream connection carries sequential request
   t.equal(new Set(upstreamPorts).size, 1, 'one pooled upstream connection carried every request')
 })
 
-t.test('handover: /v1/config and chunked request bodies reach node:http with their bytes; a gated commit in pieces is judged whole; /metrics counts the fast lane', async t => {
+t.test('/v1/config keeps the connection in the fast lane; chunked request bodies reach node:http with their bytes; a gated commit in pieces is judged whole; /metrics counts the fast lane', async t => {
+  const ports = new Map<string, number>()
   const up = await startRecordingUpstream(t, (req, res) => {
+    ports.set(req.url, res.socket?.remotePort ?? -1)
     const body = req.url.startsWith('/v1/config')
       ? JSON.stringify({ defaults: {}, overrides: { uri: 'http://internal:1' } })
       : JSON.stringify({ got: req.body.toString() })
@@ -392,12 +394,15 @@ t.test('handover: /v1/config and chunked request bodies reach node:http with the
   }
   const before = await metric()
   const chunked = 'POST /v1/namespaces HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n5\r\n{"a":\r\n2\r\n1}\r\n0\r\n\r\n'
-  const raw = await exchange(port, 'GET /v1/namespaces/x HTTP/1.1\r\nhost: x\r\n\r\n' + 'GET /v1/config HTTP/1.1\r\nhost: x\r\n\r\n' + chunked.replace('host: x', 'host: x\r\nconnection: close'))
+  const raw = await exchange(port, 'GET /v1/namespaces/x HTTP/1.1\r\nhost: x\r\n\r\n' + 'GET /v1/config HTTP/1.1\r\nhost: x\r\n\r\n' +
+    'GET /v1/namespaces/y HTTP/1.1\r\nhost: x\r\n\r\n' + chunked.replace('host: x', 'host: x\r\nconnection: close'))
   const got = answers(raw)
-  t.same(got.map(a => a.status), [200, 200, 200])
-  t.same(JSON.parse(got[1]?.body ?? '{}').overrides, {}, '/v1/config went through Fastify: overrides.uri removed')
-  t.same(JSON.parse(got[2]?.body ?? '{}'), { got: '{"a":1}' }, 'a chunked body, handed over, arrived whole')
-  t.equal(await metric(), before + 1, 'the fast lane\'s pass-through GET is counted in /metrics')
+  t.same(got.map(a => a.status), [200, 200, 200, 200])
+  t.same(JSON.parse(got[1]?.body ?? '{}').overrides, {}, '/v1/config: overrides.uri removed')
+  t.same(JSON.parse(got[3]?.body ?? '{}'), { got: '{"a":1}' }, 'a chunked body, handed over, arrived whole')
+  t.equal(await metric(), before + 2, 'both pass-through GETs are counted in /metrics')
+  t.equal(ports.get('/v1/namespaces/y'), ports.get('/v1/namespaces/x'), 'the GET after /v1/config took the fast lane\'s pooled upstream connection, as the GET before it')
+  t.equal(ports.get('/v1/config'), ports.get('/v1/namespaces/x'), 'and so did /v1/config')
 
   // A commit whose body arrives in pieces and needs the gate is read whole, then judged (in the
   // fast lane: test/fast-lane-gate.test.ts).
@@ -679,7 +684,9 @@ t.test('buffer reuse, step by step: nothing kept past a read or a write is overw
       gate: undefined,
       requestId: () => 'test',
       onGateFault: undefined,
-      connections: new Set()
+      connections: new Set(),
+      client: { request: async () => { throw new Error('unexpected buffered exchange') } },
+      publicUrl: undefined
     }
     const conn = new ClientConnection(client as unknown as net.Socket, ctx)
     let readBuffer = Buffer.alloc(64 * 1024)

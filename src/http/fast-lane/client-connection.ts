@@ -14,14 +14,16 @@
  */
 import { STATUS_CODES } from 'node:http'
 import type net from 'node:net'
-import { ERRORS, errorBody, GateError, renderError, upstreamError, type UpstreamError } from '../../errors.js'
+import { ERRORS, errorBody, GateError, renderError, upstreamError, UpstreamError } from '../../errors.js'
 import type { GatedKind, GateOutcome } from '../../gate/commit-gate.js'
 import type { GateRequest } from '../../gate/gate-service.js'
-import { SOCKET_RETRY_CODES } from '../../upstream/client.js'
+import { SOCKET_RETRY_CODES, type UpstreamClient } from '../../upstream/client.js'
 import { forwardRequestHeaders, relayResponseHeaders } from '../../upstream/headers.js'
 import { COMMIT_HOLD_LIMIT } from '../../upstream/stream-forward.js'
 import { classifyRequest, type ClassifiedRequest, type RouteKind } from '../classify.js'
+import { configAnswer } from '../catalog-config.js'
 import { hasContentCoding, needsGate } from '../commit-scan.js'
+import { bodyTooLarge } from '../read-body.js'
 import { ChunkedScanner } from './chunked-scanner.js'
 import { HeadProgress, headersObject, parseRequestHead, unfinishedHeadProblem, type RequestHead } from './request-head.js'
 import { HEAD_END, scanResponseHead, type Framing } from './response-head.js'
@@ -48,6 +50,10 @@ export interface FastLaneContext {
   /** Times an upstream round trip up to its response head. */
   readonly observe: (method: string, status: number, seconds: number) => void
   readonly connections: Set<ClientConnection>
+  /** Buffered exchanges over `pool` (`/v1/config`). */
+  readonly client: UpstreamClient
+  /** Replaces the upstream's `uri` in `/v1/config`. */
+  readonly publicUrl: string | undefined
   /**
    * Judges a schema-relevant commit and forwards it over the fast lane's pool (the gate service
    * over `pool-client.ts`); absent, such commits are handed to node:http and Fastify.
@@ -122,6 +128,8 @@ export class ClientConnection implements UpstreamUser {
   upstreamHead = ''
   firstBody: Buffer | undefined = undefined
   bodyRemaining = 0
+  /** Bytes of a refused body still to be read and dropped before the connection closes. */
+  discard = 0
   up: UpstreamConnection | undefined = undefined
   startedAt = 0n
 
@@ -186,11 +194,21 @@ export class ClientConnection implements UpstreamUser {
         // A pipelined next request: kept until this answer is complete.
         this.buf = this.buf === undefined ? chunk : Buffer.concat([this.buf, chunk])
         this.socket.pause()
+        return
+      case DONE:
+        // The rest of a refused body, dropped; then the connection closes.
+        if (this.discard <= 0) return
+        this.discard -= chunk.length
+        if (this.discard <= 0) this.socket.destroy()
     }
   }
 
   readonly onEnd = (): void => {
-    if (this.phase === HEAD || this.phase === AWAIT) {
+    if (this.started) {
+      // The client hung up while its answer streams: nobody reads the rest (node:http aborts such
+      // an answer too), and the upstream socket, mid-answer, closes with this one (`onClose`).
+      this.socket.destroy()
+    } else if (this.phase === HEAD || this.phase === AWAIT) {
       // Half-closed by the client: the requests that arrived before are answered, as node:http
       // answers them, then the connection closes (`next`). Nothing in flight and no whole request
       // waiting: closed now (an unfinished head never completes).
@@ -220,7 +238,8 @@ export class ClientConnection implements UpstreamUser {
     // The client fell silent for the keep-alive timeout: between requests, mid-head or mid-body.
     // A request waiting for its answer is the upstream timeouts' to judge.
     // A client that stopped reading its answers is not waiting for anything.
-    if ((this.phase !== AWAIT || this.drainWait) && this.phase !== DONE) this.socket.destroy()
+    // A refused body that stopped coming is not waited for either.
+    if (this.phase !== AWAIT || this.drainWait) this.socket.destroy()
   }
 
   readonly onDrain = (): void => {
@@ -300,34 +319,91 @@ export class ClientConnection implements UpstreamUser {
   }
 
   /**
-   * The front door's choice (src/http/front-door.ts), made on the head alone where it can be, from
-   * the same triage (src/http/classify.ts). What the fast lane does not forward itself, refusals
-   * included, goes to node:http, which answers it the same way on either path.
+   * What to do with a request, from the triage both transports run (src/http/classify.ts): every
+   * Iceberg REST call is served here, whatever came before it on the connection; iceguard's own
+   * routes (admin, docs, health, metrics) go to node:http and Fastify.
    */
   decide (h: RequestHead, headLen: number): void {
-    // node:http keeps what it handles today: HTTP/1.0, chunked requests, the `special` ones
-    // (request-head.ts), a missing or repeated Host, and the shutdown refusal.
-    if (h.minor !== 1 || h.transferEncoding || h.special || h.hosts !== 1 || this.ctx.closing()) return this.handOver()
+    // node:http keeps the heads it frames itself: HTTP/1.0, chunked requests, the `special` ones
+    // (request-head.ts) and a missing or repeated Host.
+    if (h.minor !== 1 || h.transferEncoding || h.special || h.hosts !== 1) return this.handOver()
+    const ctx = this.ctx
+    if (ctx.closing()) {
+      // A request on a kept-alive connection after SIGTERM, answered as the front door does.
+      return this.answerOwn(h, 'passthrough', new GateError(ERRORS.SHUTTING_DOWN, 'iceguard is shutting down; the request was not forwarded and can be retried',
+        { headers: { 'retry-after': String(ctx.retryAfter) } }), headLen)
+    }
     const route = classifyRequest(h.method, h.target, h.contentLength > 0)
     const kind = route.kind
     if (kind === 'passthrough') return this.forward(h, headLen, kind, route.target, undefined)
-    if ((kind !== 'update-table' && kind !== 'transaction') || hasContentCoding(h.contentEncoding)) return this.handOver()
-    // A commit: read whole, then scan. Empty or over the limit: the front door answers it.
-    if (h.contentLength <= 0 || h.contentLength > this.ctx.bodyLimit) return this.handOver()
+    if (kind === 'local') return this.handOver()
+    if (kind === 'config') return this.serveConfig(h, headLen, route.target)
+    // A refusal or a write the gate may need: the body is read whole first (bounded), so that the
+    // connection can go on after the answer.
+    if (h.contentLength > ctx.bodyLimit) {
+      // The body is read and dropped while the answer goes out, so that the client, still
+      // sending, reads the 413 instead of a reset.
+      this.phase = DONE
+      this.discard = h.contentLength - ((this.buf as Buffer).length - headLen)
+      this.buf = undefined
+      return this.answerError(bodyTooLarge(ctx.bodyLimit))
+    }
+    const length = Math.max(h.contentLength, 0)
     const buf = this.buf as Buffer
-    if (buf.length < headLen + h.contentLength) {
+    if (buf.length < headLen + length) {
       this.phase = BODY_READ
-      this.needed = headLen + h.contentLength
+      this.needed = headLen + length
       return
     }
-    const body = buf.subarray(headLen, headLen + h.contentLength)
-    if (needsGate(body)) {
-      // Schema-relevant (or unreadable): the gate's, judged here when the fast lane has it;
-      // otherwise the whole request goes to node:http and Fastify.
-      if (this.ctx.gate === undefined) return this.handOver()
-      return this.gate(h, headLen, route, body)
-    }
-    this.forward(h, headLen, kind, route.target, body)
+    const body = buf.subarray(headLen, headLen + length)
+    if (kind === 'refused') return this.answerOwn(h, kind, new GateError(ERRORS.BAD_REQUEST, route.message ?? 'Cannot forward the request'), headLen + length)
+    // The same choice as Fastify's write route (routes/iceberg/write.ts): a data-only commit is
+    // forwarded from its bytes; every other write is the gate's.
+    const scannable = (kind === 'update-table' || kind === 'transaction') && !hasContentCoding(h.contentEncoding)
+    if (scannable && !needsGate(body)) return this.forward(h, headLen, kind, route.target, body)
+    if (ctx.gate === undefined) return this.handOver()
+    this.gate(h, headLen, route, body, scannable)
+  }
+
+  /** Marks the request at the start of `buf` (`used` bytes) as answered here; pipelined bytes wait. */
+  take (h: RequestHead, kind: RouteKind, target: string, used: number, commit: boolean): void {
+    const buf = this.buf as Buffer
+    this.buf = used < buf.length ? buf.subarray(used) : undefined
+    this.method = h.method
+    this.target = target
+    this.kind = kind
+    this.commit = commit
+    this.closeAfter = this.closeAfter || h.close
+    this.phase = AWAIT
+    if (this.buf !== undefined) this.socket.pause()
+  }
+
+  /** Answers with iceguard's own ErrorModel, nothing forwarded; the connection goes on. */
+  answerOwn (h: RequestHead, kind: RouteKind, err: GateError, used: number): void {
+    this.take(h, kind, h.target, used, false)
+    const out = err.toResponse()
+    this.answerGated(err.statusCode, err.headers, undefined, Buffer.from(JSON.stringify(out)), true)
+  }
+
+  /** `GET /v1/config`: read whole over the pool, `uri`s rewritten (src/http/catalog-config.ts). */
+  serveConfig (h: RequestHead, headLen: number, target: string): void {
+    const ctx = this.ctx
+    this.take(h, 'config', target, headLen, false)
+    const headers = forwardRequestHeaders(h.rawHeaders, { remoteAddress: this.socket.remoteAddress, encrypted: false }, true)
+      .filter((_, i, all) => (i % 2 === 0 ? all[i] : all[i - 1]) !== 'accept-encoding')
+    // The body is rewritten, so it is asked for uncompressed.
+    headers.push('accept-encoding', 'identity')
+    ctx.client.request({ method: 'GET', path: target, headers }).then((res) => {
+      if (this.phase === DONE) return
+      const answer = configAnswer(res, ctx.publicUrl)
+      this.answerGated(answer.statusCode, answer.headers, undefined, answer.body, false)
+    }).catch((err: unknown) => {
+      if (this.phase === DONE) return
+      this.phase = DONE
+      const mapped = err instanceof GateError ? err : upstreamError(err, false, false, ctx.retryAfter)
+      if (mapped instanceof UpstreamError) ctx.onError?.(mapped, this.method, this.target)
+      this.answerError(mapped)
+    })
   }
 
   /**
@@ -336,25 +412,16 @@ export class ClientConnection implements UpstreamUser {
    * (routes/iceberg/gated-write.ts); only the transport differs. Pipelined bytes wait, as for an
    * answer in flight.
    */
-  gate (h: RequestHead, headLen: number, route: ClassifiedRequest, body: Buffer): void {
+  gate (h: RequestHead, headLen: number, route: ClassifiedRequest, body: Buffer, scanned: boolean): void {
     const ctx = this.ctx
-    const buf = this.buf as Buffer
-    const used = headLen + body.length
-    this.buf = used < buf.length ? buf.subarray(used) : undefined
-    this.method = h.method
-    this.target = route.target
-    this.kind = route.kind
-    this.commit = true
-    this.closeAfter = this.closeAfter || h.close
-    this.phase = AWAIT
-    if (this.buf !== undefined) this.socket.pause()
+    this.take(h, route.kind, route.target, headLen + body.length, true)
     const judging = (ctx.gate as NonNullable<FastLaneContext['gate']>)({
       kind: route.kind as GatedKind,
       ident: { prefix: route.prefix, namespace: route.namespace, table: route.table },
       method: h.method,
       path: route.target,
       rawBody: body,
-      scanned: true,
+      scanned,
       headers: headersObject(h.rawHeaders),
       forwardHeaders: forwardRequestHeaders(h.rawHeaders, { remoteAddress: this.socket.remoteAddress, encrypted: false }, true),
       requestId: ctx.requestId()
@@ -781,6 +848,6 @@ export class ClientConnection implements UpstreamUser {
     for (const [name, value] of Object.entries(out.headers)) if (name !== 'connection') head += `${name}: ${value}\r\n`
     this.ctx.count(this.kind, this.method, out.statusCode)
     // The connection is not reused after a failed exchange: part of a request body may be unread.
-    this.socket.end(`${head}connection: close\r\n\r\n${out.body}`, 'utf8', () => this.socket.destroy())
+    this.socket.end(`${head}connection: close\r\n\r\n${out.body}`, 'utf8', () => { if (this.discard <= 0) this.socket.destroy() })
   }
 }

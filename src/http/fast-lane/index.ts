@@ -3,17 +3,13 @@
  *
  * Why: on small requests a `node:http` server with an undici client spends most of its CPU in
  * Node's per-request machinery (IncomingMessage, ServerResponse, undici's request objects and
- * parser callbacks), several times what nginx spends. Pass-through calls and data-only commits
- * need none of it: their heads are read and rewritten here, bodies are relayed as bytes over
- * pooled keep-alive upstream sockets. Schema commits (table and transaction commits the gate must
- * see) are read whole and judged here too, by the same gate over the same pool
- * (`useGate`, pool-client.ts). Every other request (GET /v1/config, creates, registers and view
- * writes, admin, operations, docs, anything unusual) hands its connection to the node:http server
- * Fastify runs on, which keeps it from then on, so those paths are exactly what they were. See
- * docs/performance.md for the figures.
- *
- * Only a plain-HTTP upstream is supported; with an https upstream the fast lane stays off and
- * node:http with the front door serves everything, as before.
+ * parser callbacks), several times what nginx spends (docs/performance.md). The lane reads and
+ * rewrites request heads itself and relays bodies as bytes over pooled keep-alive upstream
+ * sockets. It serves every Iceberg REST call (`/v1/...`): pass-through calls are relayed as they
+ * stream, `/v1/config` is read whole and rewritten, writes are read whole and judged by the same
+ * gate as on node:http. What it does not serve (iceguard's own routes, HTTP/1.0, chunked
+ * requests, `Expect`, upgrades) hands the connection to the node:http server Fastify runs on.
+ * `--fast-lane off` leaves every request to node:http.
  */
 import type http from 'node:http'
 import { maxHeaderSize } from 'node:http'
@@ -43,6 +39,8 @@ export interface FastLaneOptions {
   readonly retryAfter: number
   /** Largest upstream answer the gate's buffered exchanges read. */
   readonly maxResponseBytes: number
+  /** Replaces the upstream's `uri` in `/v1/config`. */
+  readonly publicUrl: string | undefined
   /** True once the server is closing. */
   readonly closing: () => boolean
   /** Called for failures worth a log line (never per successful request). */
@@ -79,6 +77,25 @@ export class FastLane {
     const timers = new Map<string, BoundHistogram>()
     // Audit ids of the commits gated here (Fastify numbers its own requests `req-N`).
     let requests = 0
+    const observe = (method: string, status: number, seconds: number): void => {
+      const key = `${status} ${method}`
+      let bound = timers.get(key)
+      if (bound === undefined) {
+        bound = m.upstreamLatency.labels({ method, status: String(status) })
+        timers.set(key, bound)
+      }
+      bound.observe(seconds)
+    }
+    this.client = createPoolClient({
+      pool: this.#pool,
+      basePath: opts.basePath,
+      upstreamHost: url.host,
+      headersTimeout: opts.headersTimeout,
+      bodyTimeout: opts.bodyTimeout,
+      retryAfter: opts.retryAfter,
+      maxResponseBytes: opts.maxResponseBytes,
+      observe
+    })
     this.#ctx = {
       pool: this.#pool,
       basePath: opts.basePath,
@@ -101,30 +118,14 @@ export class FastLane {
         }
         bound.inc()
       },
-      observe (method: string, status: number, seconds: number): void {
-        const key = `${status} ${method}`
-        let bound = timers.get(key)
-        if (bound === undefined) {
-          bound = m.upstreamLatency.labels({ method, status: String(status) })
-          timers.set(key, bound)
-        }
-        bound.observe(seconds)
-      },
+      observe,
       connections: this.#connections,
+      client: this.client,
+      publicUrl: opts.publicUrl,
       gate: undefined,
       requestId: () => `lane-${(++requests).toString(36)}`,
       onGateFault: undefined
     }
-    this.client = createPoolClient({
-      pool: this.#pool,
-      basePath: opts.basePath,
-      upstreamHost: url.host,
-      headersTimeout: opts.headersTimeout,
-      bodyTimeout: opts.bodyTimeout,
-      retryAfter: opts.retryAfter,
-      maxResponseBytes: opts.maxResponseBytes,
-      observe: this.#ctx.observe
-    })
   }
 
   /**
