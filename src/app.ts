@@ -7,12 +7,13 @@
  * front door (src/http/front-door.ts) sees each raw request and Fastify handles the rest.
  */
 import http from 'node:http'
+import type tls from 'node:tls'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Config } from './config.js'
 import { answerClientError } from './http/client-error.js'
 import { canonicalUrl } from './http/request-state.js'
 import { createFrontDoor } from './http/front-door.js'
-import { FastLane, fastLaneUnsupported } from './http/fast-lane/index.js'
+import { FastLane } from './http/fast-lane/index.js'
 import errorHandler, { sendGateError } from './plugins/error-handler.js'
 import { ERRORS, GateError } from './errors.js'
 import swaggerPlugin from './plugins/swagger.js'
@@ -31,6 +32,8 @@ export interface AppOptions {
   readonly logger?: FastifyServerOptions['logger']
   /** The policy in force (tests); default: a store over `config.policyPath`. */
   readonly policyStore?: PolicyStore
+  /** TLS settings for an `https` upstream on top of Node's defaults (tests: their own CA). */
+  readonly upstreamTls?: tls.ConnectionOptions
 }
 
 declare module 'fastify' {
@@ -60,6 +63,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   let app: FastifyInstance | undefined
   let closing = false
   const upstream = options.upstream ?? createUpstream(config, {
+    tls: options.upstreamTls,
     onError (err, req) {
       // Only failures are logged on the fast path; never bodies, never headers.
       app?.log.error({ code: (err as { code?: string }).code, method: req.method, url: req.url }, err.message)
@@ -69,11 +73,12 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   const origin = config.upstreamOrigin
   const fastLaneOff = !config.fastLane ? '--fast-lane off'
     : options.upstream !== undefined ? 'an upstream connection was injected'
-      : origin === undefined ? 'no upstream' : fastLaneUnsupported(origin)
+      : origin === undefined ? 'no upstream' : undefined
   const fastLane = fastLaneOff !== undefined || origin === undefined
     ? undefined
     : new FastLane({
       origin,
+      tls: options.upstreamTls,
       basePath: config.upstreamBasePath,
       connections: config.upstreamConnections,
       connectTimeout: config.upstreamConnectTimeout,

@@ -14,7 +14,6 @@ import { ClientConnection, type FastLaneContext } from '../src/http/fast-lane/cl
 import type { UpstreamConnection, UpstreamPool } from '../src/http/fast-lane/upstream-pool.js'
 import { HeadProgress, parseRequestHead, unfinishedHeadProblem, type RequestHead } from '../src/http/fast-lane/request-head.js'
 import { parseResponseHead, type ResponseHead } from '../src/http/fast-lane/response-head.js'
-import { fastLaneUnsupported } from '../src/http/fast-lane/index.js'
 import { startProxy, startRecordingUpstream } from './helpers/index.js'
 
 const BIG_ID = '3055729675574597004'
@@ -239,8 +238,6 @@ t.test('chunked bodies: the end is found wherever the bytes are split', async t 
   for (const malformed of ['x\r\n', '\r\n', '5\r\nhello0\r\n\r\n', '5\r\nhelloXY', '5\nhello', '12345678901234\r\n', '0\r\n\r\x00', '3;a\nabc', '0\r\nx-a: 1\n']) {
     t.equal(new ChunkedScanner().scan(Buffer.from(malformed)), -2, `malformed: ${JSON.stringify(malformed)}`)
   }
-  t.equal(fastLaneUnsupported('https://catalog.example.com'), 'the upstream is https; the fast lane speaks plain HTTP only')
-  t.equal(fastLaneUnsupported('http://catalog.example.com:8181'), undefined)
 })
 
 t.test('smuggling shapes are refused with a 400 ErrorModel and the connection closed; nothing reaches the upstream', async t => {

@@ -3,6 +3,7 @@
  * buffered client, sized and timed from the configuration.
  */
 import type { IncomingMessage } from 'node:http'
+import type tls from 'node:tls'
 import { Pool } from 'undici'
 import type { Config } from '../config.js'
 import type { UpstreamError } from '../errors.js'
@@ -24,6 +25,8 @@ export interface Upstream {
 }
 
 export interface UpstreamOptions {
+  /** TLS settings for an `https` upstream on top of Node's defaults (tests: their own CA). */
+  readonly tls?: tls.ConnectionOptions
   readonly onError?: (err: UpstreamError | Error, req: IncomingMessage) => void
 }
 
@@ -39,7 +42,7 @@ export function createUpstream (config: UpstreamConfig, options: UpstreamOptions
     // One request per connection at a time: POSTs must never be replayed by a pipeline reset.
     pipelining: 1,
     keepAliveTimeout: config.upstreamKeepAliveTimeout ?? 30_000,
-    connect: { timeout: config.upstreamConnectTimeout },
+    connect: { timeout: config.upstreamConnectTimeout, ...options.tls },
     headersTimeout: config.upstreamHeadersTimeout,
     bodyTimeout: config.upstreamBodyTimeout
   })

@@ -14,6 +14,7 @@
 import type http from 'node:http'
 import { maxHeaderSize } from 'node:http'
 import type net from 'node:net'
+import type tls from 'node:tls'
 import type { RouteKind } from '../classify.js'
 import type { UpstreamError } from '../../errors.js'
 import { metrics, type IceguardMetrics } from '../../metrics/iceguard-metrics.js'
@@ -25,8 +26,10 @@ import { createPoolClient } from './pool-client.js'
 import { UpstreamPool } from './upstream-pool.js'
 
 export interface FastLaneOptions {
-  /** Upstream origin (`http://host:port`). */
+  /** Upstream origin (`http://host:port` or `https://host:port`). */
   readonly origin: string
+  /** TLS settings for an `https` upstream on top of Node's defaults (a test's own CA). */
+  readonly tls?: tls.ConnectionOptions
   readonly basePath: string
   readonly connections: number
   readonly connectTimeout: number
@@ -48,13 +51,6 @@ export interface FastLaneOptions {
   readonly metrics?: IceguardMetrics
 }
 
-/** Why the fast lane cannot serve this upstream, or undefined when it can. */
-export function fastLaneUnsupported (origin: string): string | undefined {
-  const url = new URL(origin)
-  if (url.protocol !== 'http:') return `the upstream is ${url.protocol.slice(0, -1)}; the fast lane speaks plain HTTP only`
-  return undefined
-}
-
 export class FastLane {
   readonly #pool: UpstreamPool
   readonly #ctx: FastLaneContext
@@ -67,10 +63,11 @@ export class FastLane {
     const m = opts.metrics ?? metrics
     this.#pool = new UpstreamPool({
       host: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
-      port: url.port === '' ? 80 : Number(url.port),
+      port: url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80,
       connections: opts.connections,
       connectTimeout: opts.connectTimeout,
-      keepAliveTimeout: opts.upstreamKeepAliveTimeout
+      keepAliveTimeout: opts.upstreamKeepAliveTimeout,
+      ...(url.protocol === 'https:' && { tls: opts.tls ?? {} })
     })
     // One bound series per label set seen (few: operation kinds, methods, statuses), as routes/ops.ts does.
     const counters = new Map<string, BoundCounter>()

@@ -1,5 +1,5 @@
 /**
- * Keep-alive TCP connections to a plain-HTTP upstream, one request at a time on each (no
+ * Keep-alive connections to the upstream (TCP, or TLS for an `https` upstream), one request at a time on each (no
  * pipelining: a reset could otherwise replay a POST), at most `connections` of them; callers
  * wait in order when all are busy. Each socket gets its listeners once; events go to whichever
  * exchange holds the socket (`user`), so a request adds and removes no listeners.
@@ -9,6 +9,7 @@
  * upstream is about to close (what undici does too).
  */
 import net from 'node:net'
+import tls from 'node:tls'
 import { codedError } from './coded-error.js'
 
 /** The exchange currently using an upstream socket. */
@@ -33,6 +34,11 @@ export interface UpstreamPoolOptions {
   readonly connections: number
   readonly connectTimeout: number
   readonly keepAliveTimeout: number
+  /**
+   * TLS for an `https` upstream: the server name and certificate checks of `tls.connect`, whose
+   * defaults are Node's (its CA store plus NODE_EXTRA_CA_CERTS), as undici's are.
+   */
+  readonly tls?: tls.ConnectionOptions
 }
 
 export type Acquired = (err: Error | null, conn?: UpstreamConnection) => void
@@ -68,6 +74,13 @@ export class UpstreamConnection {
 
   constructor (opts: UpstreamPoolOptions, onReady: Acquired, onRead: (conn: UpstreamConnection, chunk: Buffer) => void) {
     this.onReady = onReady
+    if (opts.tls !== undefined) {
+      // TLS sockets take no `onread`: decrypted bytes come as 'data', each chunk a buffer of its own.
+      this.socket = tls.connect({ host: opts.host, port: opts.port, servername: net.isIP(opts.host) === 0 ? opts.host : undefined, ...opts.tls })
+      this.socket.setNoDelay(true)
+      this.socket.on('data', (chunk: Buffer) => { onRead(this, chunk) })
+      return
+    }
     this.socket = net.connect({
       host: opts.host,
       port: opts.port,
@@ -160,7 +173,7 @@ export class UpstreamPool {
     const socket = conn.socket
     this.#all.add(conn)
     socket.setTimeout(this.#opts.connectTimeout)
-    socket.on('connect', () => {
+    socket.on(this.#opts.tls === undefined ? 'connect' : 'secureConnect', () => {
       conn.connected = true
       socket.setTimeout(0)
       const ready = conn.onReady
