@@ -3,7 +3,7 @@
  *
  *   BENCH_SECONDS=4 BENCH_WARMUP=1 BENCH_CONNECTIONS=32 BENCH_THREADS=2
  *   BENCH_TARGETS=direct,nginx,fastify,node,iceguard   (nginx is dropped when not installed)
- *   BENCH_WORKLOADS=load-small,load-large,data-commit,data-commit-evolving,schema-commit,refused-commit
+ *   BENCH_WORKLOADS=load-small,load-small-warm,load-large,data-commit,data-commit-warm,data-commit-evolving,schema-commit,refused-commit
  *   BENCH_PIN=auto|on|off     auto: pin when taskset exists and there are ≥ 2 CPUs
  *   BENCH_LOADER=wrk|node     default wrk when installed
  *   BENCH_LOG_LEVEL=warn      iceguard's --log-level during the run
@@ -20,7 +20,7 @@ import { which } from './processes.js'
 
 export const ALL_TARGETS = ['direct', 'nginx', 'fastify', 'node', 'iceguard'] as const
 export type Target = typeof ALL_TARGETS[number]
-export const ALL_WORKLOADS = ['load-small', 'load-large', 'data-commit', 'data-commit-evolving', 'schema-commit', 'refused-commit'] as const
+export const ALL_WORKLOADS = ['load-small', 'load-small-warm', 'load-large', 'data-commit', 'data-commit-warm', 'data-commit-evolving', 'schema-commit', 'refused-commit'] as const
 export type WorkloadName = typeof ALL_WORKLOADS[number]
 
 export interface Options {
