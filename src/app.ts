@@ -62,14 +62,7 @@ export function loggerOptions (config: Pick<Config, 'logLevel'>): FastifyServerO
 export async function buildApp (config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   let app: FastifyInstance | undefined
   let closing = false
-  const upstream = options.upstream ?? createUpstream(config, {
-    tls: options.upstreamTls,
-    onError (err, req) {
-      // Only failures are logged on the fast path; never bodies, never headers.
-      app?.log.error({ code: (err as { code?: string }).code, method: req.method, url: req.url }, err.message)
-    }
-  })
-  // The fast lane needs the upstream as configured (an injected upstream is the tests' own) and plain HTTP.
+  // The fast lane needs the upstream as configured (an injected upstream is the tests' own).
   const origin = config.upstreamOrigin
   const fastLaneOff = !config.fastLane ? '--fast-lane off'
     : options.upstream !== undefined ? 'an upstream connection was injected'
@@ -95,6 +88,16 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
         app?.log.error({ code: (err as { code?: string }).code, method, url }, err.message)
       }
     })
+  // With the lane, buffered exchanges (`/v1/config`, the gate's) use its client on either transport;
+  // undici streams only what node:http forwards on connections handed over to it.
+  const upstream = options.upstream ?? createUpstream(config, {
+    tls: options.upstreamTls,
+    ...(fastLane !== undefined && { client: fastLane.client }),
+    onError (err, req) {
+      // Only failures are logged on the fast path; never bodies, never headers.
+      app?.log.error({ code: (err as { code?: string }).code, method: req.method, url: req.url }, err.message)
+    }
+  })
   app = Fastify({
     logger: options.logger ?? loggerOptions(config),
     bodyLimit: config.bodyLimit,
@@ -151,8 +154,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     // Decisions and findings are counted for /metrics from the same records the audit log gets.
     audit: fanOutAuditSink(pinoAuditSink(app.log), metricsAuditSink())
   })
-  // Schema commits that reach the fast lane are judged there, by the same gate over its own pool.
-  fastLane?.useGate(app.gate.over(fastLane.client), (err) => app?.log.error({ err }, 'gate failed'))
+  // Schema commits that reach the fast lane are judged there, by the same gate over the same client.
+  fastLane?.useGate(app.gate, (err) => app?.log.error({ err }, 'gate failed'))
   // Before the routes: the document is collected from routes as they are added.
   await app.register(swaggerPlugin)
   await app.register(routes)

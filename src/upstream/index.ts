@@ -25,6 +25,11 @@ export interface Upstream {
 }
 
 export interface UpstreamOptions {
+  /**
+   * The buffered client to use instead of one over this pool: the fast lane's, so that `/v1/config`
+   * and the gate's exchanges share one pool and one implementation on both transports.
+   */
+  readonly client?: UpstreamClient
   /** TLS settings for an `https` upstream on top of Node's defaults (tests: their own CA). */
   readonly tls?: tls.ConnectionOptions
   readonly onError?: (err: UpstreamError | Error, req: IncomingMessage) => void
@@ -48,7 +53,7 @@ export function createUpstream (config: UpstreamConfig, options: UpstreamOptions
   })
   const basePath = config.upstreamBasePath
   const forwarder = new StreamForwarder(pool, { basePath, retryAfter: config.retryAfter, onError: options.onError })
-  const client = createUpstreamClient(pool, { basePath, retryAfter: config.retryAfter, maxResponseBytes: config.upstreamMaxResponse })
+  const client = options.client ?? createUpstreamClient(pool, { basePath, retryAfter: config.retryAfter, maxResponseBytes: config.upstreamMaxResponse })
   return {
     origin,
     basePath,

@@ -17,9 +17,9 @@ import type net from 'node:net'
 import { ERRORS, errorBody, GateError, renderError, upstreamError, UpstreamError } from '../../errors.js'
 import type { GatedKind, GateOutcome } from '../../gate/commit-gate.js'
 import type { GateRequest } from '../../gate/gate-service.js'
-import { SOCKET_RETRY_CODES, type UpstreamClient } from '../../upstream/client.js'
+import type { UpstreamClient } from '../../upstream/client.js'
+import { COMMIT_HOLD_LIMIT, isResendable, resendOnce } from '../../upstream/exchange-rules.js'
 import { forwardRequestHeaders, relayResponseHeaders } from '../../upstream/headers.js'
-import { COMMIT_HOLD_LIMIT } from '../../upstream/stream-forward.js'
 import { classifyRequest, type ClassifiedRequest, type RouteKind } from '../classify.js'
 import { configAnswer } from '../catalog-config.js'
 import { hasContentCoding, needsGate } from '../commit-scan.js'
@@ -488,7 +488,7 @@ export class ClientConnection implements UpstreamUser {
     this.kind = kind
     this.commit = commitBody !== undefined
     this.closeAfter = this.closeAfter || h.close
-    this.retryable = h.contentLength <= 0 && (h.method === 'GET' || h.method === 'HEAD')
+    this.retryable = isResendable(h.method, h.contentLength > 0)
     this.retried = false
     this.sent = false
     const headers = forwardRequestHeaders(h.rawHeaders, { remoteAddress: this.socket.remoteAddress, encrypted: false })
@@ -821,8 +821,7 @@ export class ClientConnection implements UpstreamUser {
       up.socket.destroy()
     }
     if (this.phase === DONE) return
-    const code = (err as { code?: string }).code
-    if (this.retryable && !this.retried && this.sent && !this.resHeadDone && this.resBuf === undefined && code !== undefined && SOCKET_RETRY_CODES.has(code)) {
+    if (resendOnce(this.retryable, this.retried, this.sent, this.resHeadDone || this.resBuf !== undefined, err)) {
       // The upstream closed a pooled keep-alive connection as we wrote to it: resend once.
       this.retried = true
       this.sent = false
