@@ -156,6 +156,13 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   })
   // Schema commits that reach the fast lane are judged there, by the same gate over the same client.
   fastLane?.useGate(app.gate, (err) => app?.log.error({ err }, 'gate failed'))
+  // iceguard's own routes answered in process: the lane keeps their connections (fast-lane/index.ts).
+  fastLane?.useLocal(async (req) => {
+    const res = await (app as FastifyInstance).inject({ method: req.method as 'GET', url: req.url, headers: req.headers, payload: req.body, remoteAddress: req.remoteAddress })
+    const headers: Record<string, string | string[]> = {}
+    for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) headers[name] = typeof value === 'number' ? String(value) : value
+    return { statusCode: res.statusCode, headers, body: res.rawPayload }
+  })
   // Before the routes: the document is collected from routes as they are added.
   await app.register(swaggerPlugin)
   await app.register(routes)

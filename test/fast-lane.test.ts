@@ -294,7 +294,9 @@ t.test('requests pipelined before a half-close are all answered, then the connec
 
 t.test('pipelined requests are answered in order, each forwarded whole', async t => {
   let n = 0
+  const ports = new Set<number>()
   const up = await startRecordingUpstream(t, (req, res) => {
+    ports.add(res.socket?.remotePort ?? -1)
     const body = JSON.stringify({ n: ++n, method: req.method, url: req.url, body: req.body.toString() })
     // Alternate Content-Length and chunked answers, so the boundaries are both kinds.
     if (n % 2 === 0) {
@@ -314,7 +316,7 @@ t.test('pipelined requests are answered in order, each forwarded whole', async t
     'HEAD /v1/namespaces/db HTTP/1.1\r\nhost: x\r\n\r\n',
     'POST /v1/namespaces HTTP/1.1\r\nhost: x\r\ncontent-length: 16\r\n\r\n{"namespace":[]}',
     'GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n',
-    'GET /v1/namespaces/after-handover HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n'
+    'GET /v1/namespaces/after-healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n'
   ]
   // All at once, and again split into 7-byte pieces.
   for (const split of [false, true]) {
@@ -334,8 +336,9 @@ t.test('pipelined requests are answered in order, each forwarded whole', async t
     t.match(JSON.parse(got[1]?.body ?? '{}'), { method: 'POST', body: commit }, 'the data commit, byte for byte')
     t.equal(got[2]?.body, '', 'HEAD: no body')
     t.match(JSON.parse(got[3]?.body ?? '{}'), { method: 'POST', body: '{"namespace":[]}' })
-    t.same(JSON.parse(got[4]?.body ?? '{}'), { status: 'ok' }, 'a request the fast lane does not forward: Fastify answered on the same connection')
-    t.match(JSON.parse(got[5]?.body ?? '{}'), { url: '/base/v1/namespaces/after-handover' }, 'and the connection stays with node:http, which forwards too')
+    t.same(JSON.parse(got[4]?.body ?? '{}'), { status: 'ok' }, 'iceguard\'s own route: Fastify answered on the same connection')
+    t.match(JSON.parse(got[5]?.body ?? '{}'), { url: '/base/v1/namespaces/after-healthz' }, 'and the next call was forwarded')
+    t.equal(ports.size, 1, 'every call, the one after /healthz included, took the fast lane\'s one pooled upstream connection')
   }
 })
 
@@ -679,6 +682,7 @@ t.test('buffer reuse, step by step: nothing kept past a read or a write is overw
       count: () => {},
       observe: () => {},
       gate: undefined,
+      local: undefined,
       requestId: () => 'test',
       onGateFault: undefined,
       connections: new Set(),

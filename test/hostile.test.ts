@@ -202,9 +202,9 @@ t.test('big but legal-looking bodies: 100,000 fields, huge strings, bodies over 
     const res = await send(url, { body })
     isClientError(t, res, `${route}: over the body limit`, 413)
   }
-  // Chunked, with no Content-Length to refuse up front.
+  // Chunked, with no Content-Length to refuse up front (node:http's, straight: see above).
   const chunked = await new Promise<Reply>((resolve, reject) => {
-    const sock = net.connect(Number(new URL(proxy.url).port), '127.0.0.1', () => {
+    const sock = net.connect(Number(new URL(proxy.direct).port), '127.0.0.1', () => {
       sock.write(`POST ${TABLE} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n`)
       const chunk = 'x'.repeat(64 * 1024)
       for (let i = 0; i < 144; i++) sock.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`)

@@ -61,8 +61,27 @@ export interface FastLaneContext {
   readonly gate: ((request: GateRequest) => Promise<GateOutcome>) | undefined
   /** An id for the audit record of a commit the fast lane gates. */
   readonly requestId: () => string
+  /**
+   * Answers a request for iceguard's own routes in process (Fastify's `inject`); absent, such a
+   * request hands its connection to node:http.
+   */
+  readonly local: ((request: LocalRequest) => Promise<LocalAnswer>) | undefined
   /** Told about a fault of the gate itself (a bug), for the log. */
   readonly onGateFault: ((err: unknown) => void) | undefined
+}
+
+export interface LocalRequest {
+  readonly method: string
+  readonly url: string
+  readonly headers: Record<string, string | string[]>
+  readonly body: Buffer
+  readonly remoteAddress: string | undefined
+}
+
+export interface LocalAnswer {
+  readonly statusCode: number
+  readonly headers: Readonly<Record<string, string | readonly string[] | undefined>>
+  readonly body: Buffer
 }
 
 const HEAD = 0 // waiting for (or reading) a request head; idle when `buf` is empty
@@ -336,10 +355,10 @@ export class ClientConnection implements UpstreamUser {
     const route = classifyRequest(h.method, h.target, h.contentLength > 0)
     const kind = route.kind
     if (kind === 'passthrough') return this.forward(h, headLen, kind, route.target, undefined)
-    if (kind === 'local') return this.handOver()
+    if (kind === 'local' && ctx.local === undefined) return this.handOver()
     if (kind === 'config') return this.serveConfig(h, headLen, route.target)
-    // A refusal or a write the gate may need: the body is read whole first (bounded), so that the
-    // connection can go on after the answer.
+    // iceguard's own routes, a refusal or a write the gate may need: the body is read whole first
+    // (bounded), so that the connection can go on after the answer.
     if (h.contentLength > ctx.bodyLimit) {
       // The body is read and dropped while the answer goes out, so that the client, still
       // sending, reads the 413 instead of a reset.
@@ -356,6 +375,7 @@ export class ClientConnection implements UpstreamUser {
       return
     }
     const body = buf.subarray(headLen, headLen + length)
+    if (kind === 'local') return this.serveLocal(h, headLen + length, body)
     if (kind === 'refused') return this.answerOwn(h, kind, new GateError(ERRORS.BAD_REQUEST, route.message ?? 'Cannot forward the request'), headLen + length)
     // The same choice as Fastify's write route (routes/iceberg/write.ts): a data-only commit is
     // forwarded from its bytes; every other write is the gate's.
@@ -383,6 +403,21 @@ export class ClientConnection implements UpstreamUser {
     this.take(h, kind, h.target, used, false)
     const out = err.toResponse()
     this.answerGated(err.statusCode, err.headers, undefined, Buffer.from(JSON.stringify(out)), true)
+  }
+
+  /**
+   * iceguard's own routes (admin, operations, docs), rare next to Iceberg calls: Fastify answers
+   * them in process (`ctx.local`, its `inject`) and the connection stays in the lane. Fastify's
+   * hooks count and log them as on node:http.
+   */
+  serveLocal (h: RequestHead, used: number, body: Buffer): void {
+    const ctx = this.ctx
+    this.take(h, 'local', h.target, used, false)
+    const local = ctx.local as NonNullable<FastLaneContext['local']>
+    local({ method: h.method, url: h.target, headers: headersObject(h.rawHeaders), body, remoteAddress: this.socket.remoteAddress }).then((res) => {
+      if (this.phase === DONE) return
+      this.answerGated(res.statusCode, res.headers, undefined, h.method === 'HEAD' ? Buffer.alloc(0) : res.body, false, false)
+    }, (err: unknown) => this.onGateFailed(err))
   }
 
   /** `GET /v1/config`: read whole over the pool, `uri`s rewritten (src/http/catalog-config.ts). */
@@ -452,13 +487,13 @@ export class ClientConnection implements UpstreamUser {
 
   /** Writes a whole answer (the gate's or the upstream's, as the gate relays it), then goes on. */
   answerGated (status: number, headers: Readonly<Record<string, string | readonly string[] | undefined>>,
-    extra: Readonly<Record<string, string>> | undefined, body: Buffer, own: boolean): void {
+    extra: Readonly<Record<string, string>> | undefined, body: Buffer, own: boolean, count = true): void {
     const ctx = this.ctx
     let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\n`
     if (own) head += `content-type: application/json; charset=utf-8\r\ndate: ${new Date().toUTCString()}\r\n`
     for (const name in headers) {
       const value = headers[name]
-      if (value === undefined || name === 'content-length' || name === 'connection' || name === 'keep-alive') continue
+      if (value === undefined || name === 'content-length' || name === 'connection' || name === 'keep-alive' || name === 'transfer-encoding') continue
       if (typeof value === 'string') head += `${name}: ${value}\r\n`
       else for (const v of value) head += `${name}: ${v}\r\n`
     }
@@ -475,7 +510,7 @@ export class ClientConnection implements UpstreamUser {
       this.socket.write(body)
       this.socket.uncork()
     }
-    ctx.count(this.kind, this.method, status)
+    if (count) ctx.count(this.kind, this.method, status)
     this.afterAnswer()
   }
 

@@ -22,6 +22,7 @@ import type { BoundCounter, BoundHistogram } from '../../metrics/registry.js'
 import type { GateService } from '../../gate/gate-service.js'
 import type { UpstreamClient } from '../../upstream/client.js'
 import { ClientConnection, type FastLaneContext } from './client-connection.js'
+export type { LocalAnswer, LocalRequest } from './client-connection.js'
 import { createPoolClient } from './pool-client.js'
 import { UpstreamPool } from './upstream-pool.js'
 
@@ -120,6 +121,7 @@ export class FastLane {
       client: this.client,
       publicUrl: opts.publicUrl,
       gate: undefined,
+      local: undefined,
       requestId: () => `lane-${(++requests).toString(36)}`,
       onGateFault: undefined
     }
@@ -135,6 +137,15 @@ export class FastLane {
     const ctx = this.#ctx as { gate: FastLaneContext['gate'], onGateFault: FastLaneContext['onGateFault'] }
     ctx.gate = async (request) => await gate.handle(request)
     ctx.onGateFault = onFault
+  }
+
+  /**
+   * Requests for iceguard's own routes are answered in the lane by `local` (Fastify's `inject`)
+   * instead of handing the connection to node:http, so that a connection that asked for /healthz
+   * or the admin API keeps the lane for its Iceberg calls.
+   */
+  useLocal (local: NonNullable<FastLaneContext['local']>): void {
+    (this.#ctx as { local: FastLaneContext['local'] }).local = local
   }
 
   /**
