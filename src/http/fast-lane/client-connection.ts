@@ -1,16 +1,18 @@
 /**
- * One client connection in the fast lane: reads a request head, decides (as the front door does)
- * whether the fast lane forwards it, and if so relays it to a pooled upstream socket and the answer
- * back, one request at a time. A commit the gate must see is read whole and handed to the gate
- * (`gate`), which forwards it or answers itself. Bytes of a pipelined next request wait in `buf`
- * until the answer is complete.
+ * One client connection in the fast lane: reads a request head, triages it (src/http/classify.ts,
+ * as the front door does) and serves it, one request at a time: a pass-through call is relayed to
+ * a pooled upstream socket and its answer back as it streams; `/v1/config` is read whole and
+ * rewritten; a write the gate must see is read whole and handed to the gate (`gate`), which
+ * forwards it or answers itself; iceguard's own routes are answered by Fastify in process
+ * (`local`). Bytes of a pipelined next request wait in `buf` until the answer is complete.
  *
- * Everything the fast lane does not forward is handed to node:http with every byte not yet
- * consumed (`socket.unshift`), and the connection stays with node:http and the front door from
- * then on. Failures mean what they mean on the front door's path (src/upstream/stream-forward.ts):
- * nothing sent → 503 + Retry-After; sent, no complete answer → 502/504 (CommitStateUnknown for a
- * commit, whose answer is held until complete); answer already started → the client connection is
- * cut. A GET or HEAD without a body is resent once when a pooled socket turns out to be dead.
+ * Only what the lane does not frame itself (HTTP/1.0, chunked bodies, `Expect`, upgrades) is
+ * handed to node:http with every byte not yet consumed (`socket.unshift`), and the connection
+ * stays with node:http and the front door from then on. Failures follow the exchange rules every
+ * transport shares (src/upstream/exchange-rules.ts): nothing sent → 503 + Retry-After; sent, no
+ * complete answer → 502/504 (CommitStateUnknown for a commit, whose answer is held until
+ * complete); answer already started → the client connection is cut; a GET or HEAD without a body
+ * is resent once when a pooled socket turns out to be dead.
  */
 import { STATUS_CODES } from 'node:http'
 import type net from 'node:net'

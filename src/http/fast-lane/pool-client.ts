@@ -1,14 +1,14 @@
 /**
- * The buffered upstream client (the contract of src/upstream/client.ts) over the fast lane's own
- * pool: the gate's base-metadata GET and the commit it forwards, for gated commits the fast lane
- * serves itself (client-connection.ts `gate`).
+ * The buffered upstream client (the contract of src/upstream/client.ts) over the fast lane's
+ * pool: `/v1/config`, the gate's base-metadata GET and the commit it forwards, on both transports
+ * while the lane is on (src/app.ts).
  *
  * Why a second client: on a schema commit the undici client's request objects, parser callbacks
  * and its pool sit on the critical path twice (the base load, then the commit). Over the fast
  * lane's raw keep-alive sockets the same two exchanges cost a written head and a parsed one.
- * Failures keep the contract: `UpstreamError` from the catalogue, with `sent` telling whether
- * the request reached the upstream; a GET is resent once when a pooled socket turns out to be
- * dead, a POST never.
+ * Failures keep the contract and the shared exchange rules (src/upstream/exchange-rules.ts):
+ * `UpstreamError` from the catalogue, with `sent` telling whether the request reached the
+ * upstream; a GET is resent once when a pooled socket turns out to be dead, a POST never.
  */
 import { isResendable, resendOnce, upstreamError } from '../../upstream/exchange-rules.js'
 import { flatHeaders, type UpstreamClient, type UpstreamRequest, type UpstreamResponse } from '../../upstream/client.js'
