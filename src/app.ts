@@ -89,10 +89,11 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       }
     })
   // With the lane, buffered exchanges (`/v1/config`, the gate's) use its client on either transport;
-  // undici streams only what node:http forwards on connections handed over to it.
+  // undici streams only what node:http forwards on connections handed over to it, with sockets
+  // counted against the lane pool's budget: one --upstream-connections for both.
   const upstream = options.upstream ?? createUpstream(config, {
     tls: options.upstreamTls,
-    ...(fastLane !== undefined && { client: fastLane.client }),
+    ...(fastLane !== undefined && { client: fastLane.client, budget: fastLane }),
     onError (err, req) {
       // Only failures are logged on the fast path; never bodies, never headers.
       app?.log.error({ code: (err as { code?: string }).code, method: req.method, url: req.url }, err.message)

@@ -139,6 +139,11 @@ export class FastLane {
     ctx.onGateFault = onFault
   }
 
+  /** The lane pool's connection budget, for undici's sockets to count against (src/upstream/index.ts). */
+  reserve (cb: (err: Error | null, release?: () => void) => void): void {
+    this.#pool.reserve(cb)
+  }
+
   /**
    * Requests for iceguard's own routes are answered in the lane by `local` (Fastify's `inject`)
    * instead of handing the connection to node:http, so that a connection that asked for /healthz

@@ -42,6 +42,7 @@ export interface UpstreamPoolOptions {
 }
 
 export type Acquired = (err: Error | null, conn?: UpstreamConnection) => void
+export type Reserved = (err: Error | null, release?: () => void) => void
 
 /** Margin kept before the upstream's advertised keep-alive timeout. */
 const KEEP_ALIVE_MARGIN = 1000
@@ -115,6 +116,9 @@ export class UpstreamPool {
   readonly #idle: UpstreamConnection[] = []
   readonly #waiting: Acquired[] = []
   readonly #all = new Set<UpstreamConnection>()
+  /** Slots held by sockets this pool does not manage (`reserve`). */
+  #reserved = 0
+  readonly #reserving: Reserved[] = []
   #closed = false
 
   constructor (opts: UpstreamPoolOptions) {
@@ -136,7 +140,7 @@ export class UpstreamPool {
       cb(null, conn)
       return
     }
-    if (this.#all.size < this.#opts.connections) this.#connect(cb)
+    if (this.#free()) this.#connect(cb)
     else this.#waiting.push(cb)
   }
 
@@ -150,6 +154,11 @@ export class UpstreamPool {
     const next = this.#waiting.shift()
     if (next !== undefined) {
       next(null, conn)
+      return
+    }
+    if (this.#reserving.length > 0) {
+      // Another client of the budget is waiting for a slot: this socket's is given up to it.
+      conn.socket.destroy()
       return
     }
     const idleMs = keepAliveHintMs > 0 ? Math.min(this.#opts.keepAliveTimeout, keepAliveHintMs - KEEP_ALIVE_MARGIN) : this.#opts.keepAliveTimeout
@@ -166,6 +175,7 @@ export class UpstreamPool {
     this.#closed = true
     for (const conn of this.#idle.splice(0)) conn.socket.destroy()
     for (const cb of this.#waiting.splice(0)) cb(codedError('the upstream connection pool is closed', 'UND_ERR_CLOSED'))
+    for (const cb of this.#reserving.splice(0)) cb(codedError('the upstream connection pool is closed', 'UND_ERR_CLOSED'))
   }
 
   #connect (cb: Acquired): void {
@@ -203,9 +213,53 @@ export class UpstreamPool {
       const user = conn.user
       conn.user = undefined
       if (user !== undefined) user.onUpstreamError(err)
-      // A slot opened up: start a connection for the next caller in line.
-      const next = this.#closed ? undefined : this.#waiting.shift()
-      if (next !== undefined) this.acquire(next)
+      this.#slotFreed()
     })
+  }
+
+  /**
+   * Holds one of the `connections` slots for a socket this pool does not manage, until the
+   * `release` it is given is called: undici's, which streams what node:http forwards
+   * (src/upstream/index.ts), so that both count against one `--upstream-connections` budget. When
+   * the budget is spent, an idle socket of this pool is closed to make room, or the caller waits.
+   */
+  reserve (cb: Reserved): void {
+    if (this.#closed) {
+      cb(codedError('the upstream connection pool is closed', 'UND_ERR_CLOSED'))
+      return
+    }
+    if (this.#free()) {
+      this.#grant(cb)
+      return
+    }
+    this.#reserving.push(cb)
+    this.#idle.shift()?.socket.destroy()
+  }
+
+  #free (): boolean {
+    return this.#all.size + this.#reserved < this.#opts.connections
+  }
+
+  #grant (cb: Reserved): void {
+    this.#reserved++
+    let released = false
+    cb(null, () => {
+      if (released) return
+      released = true
+      this.#reserved--
+      this.#slotFreed()
+    })
+  }
+
+  /** A slot opened up: the next caller in line gets it, this pool's own first. */
+  #slotFreed (): void {
+    if (this.#closed || !this.#free()) return
+    const next = this.#waiting.shift()
+    if (next !== undefined) {
+      this.acquire(next)
+      return
+    }
+    const reserving = this.#reserving.shift()
+    if (reserving !== undefined) this.#grant(reserving)
   }
 }
