@@ -11,6 +11,8 @@
  *                             processes to use < 10% of a core (shared machines)
  *   BENCH_MEMORY_CONNECTIONS=200 BENCH_MEMORY_ROUNDS=2 BENCH_MEMORY_SECONDS=3
  *   BENCH_ICEGUARD_CMD='…'    run another build of iceguard ({UPSTREAM} and {PORT} are replaced)
+ *   BENCH_UPSTREAM_TLS=on     the stub speaks https with a certificate made for the run (openssl),
+ *                             trusted by every process through NODE_EXTRA_CA_CERTS
  *   flags: --quick (2 s cells, no in-process benchmarks), --no-engine (neither engine.ts nor gate-parts.ts), --no-memory,
  *          --update-docs (write the table into docs/performance.md), --out DIR
  */
@@ -41,6 +43,8 @@ export interface Options {
   updateDocs: boolean
   outDir: string | null
   iceguardCmd: string | null
+  /** PEM files of the https stub's key and certificate, or null for a plain-HTTP stub (set by run.ts). */
+  upstreamTls: { key: string, cert: string } | null
   notes: string[]
 }
 
@@ -113,6 +117,7 @@ export function readOptions (argv: string[]): Options {
     updateDocs: values['update-docs'] === true,
     outDir: values.out ?? null,
     iceguardCmd: process.env.BENCH_ICEGUARD_CMD ?? null,
+    upstreamTls: null,
     notes
   }
 }
