@@ -13,6 +13,8 @@
  * docs/performance.md. Settings: see lib/options.ts. Only 127.0.0.1 is ever contacted.
  */
 import { spawnSync } from 'node:child_process'
+import tls from 'node:tls'
+import { Agent, setGlobalDispatcher } from 'undici'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -26,6 +28,21 @@ import { startStub, startTarget, usageOf, type Running } from './lib/targets.js'
 import { buildWorkloads } from './lib/workloads.js'
 
 const MB = 1048576
+
+/**
+ * A key and self-signed certificate for the https stub, trusted by every process started from
+ * here on (NODE_EXTRA_CA_CERTS: the proxies, the stub's clients, the loader) and by this one.
+ */
+function upstreamCertificate (dir: string): { key: string, cert: string } {
+  const key = path.join(dir, 'stub-key.pem')
+  const cert = path.join(dir, 'stub-cert.pem')
+  const r = spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+    '-subj', '/CN=bench-stub', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert], { stdio: 'ignore' })
+  if (r.status !== 0) throw new Error('BENCH_UPSTREAM_TLS=on needs openssl to make the stub\'s certificate')
+  process.env.NODE_EXTRA_CA_CERTS = cert
+  setGlobalDispatcher(new Agent({ connect: { ca: [...tls.rootCertificates, readFileSync(cert, 'utf8')] } }))
+  return { key, cert }
+}
 
 function log (line: string): void {
   process.stderr.write(line + '\n')
@@ -150,6 +167,10 @@ async function main (): Promise<void> {
     gateParts: null,
     verification: [],
     notes: [...o.notes]
+  }
+  if (process.env.BENCH_UPSTREAM_TLS === 'on') {
+    o.upstreamTls = upstreamCertificate(dir)
+    report.notes.push('the upstream stub speaks https (BENCH_UPSTREAM_TLS=on): every target reaches it over TLS')
   }
   const stub = await startStub(o, dir)
   report.sizes = { ...stub.sizes }

@@ -2,17 +2,18 @@
  * Builds the iceguard Fastify application from a Config.
  *
  * Fastify is created with `serverFactory`. New connections meet the fast lane first
- * (src/http/fast-lane/), which forwards pass-through calls and data-only commits itself over raw
- * sockets and hands every other connection to the node:http server; there the front door
- * (src/http/front-door.ts) sees each raw request and Fastify handles the rest.
+ * (src/http/fast-lane/, unless `--fast-lane off`), which serves the Iceberg REST calls itself over
+ * raw sockets and hands connections that ask for anything else to the node:http server; there the
+ * front door (src/http/front-door.ts) sees each raw request and Fastify handles the rest.
  */
 import http from 'node:http'
+import type tls from 'node:tls'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { secretFromEnv, type Config } from './config.js'
 import { answerClientError } from './http/client-error.js'
 import { canonicalUrl } from './http/request-state.js'
 import { createFrontDoor } from './http/front-door.js'
-import { FastLane, fastLaneUnsupported } from './http/fast-lane/index.js'
+import { FastLane } from './http/fast-lane/index.js'
 import errorHandler, { sendGateError } from './plugins/error-handler.js'
 import { ERRORS, GateError } from './errors.js'
 import swaggerPlugin from './plugins/swagger.js'
@@ -40,6 +41,8 @@ export interface AppOptions {
   readonly policyStore?: PolicyStore
   /** The console's sources of decisions and overrides in force (`routes/index.ts` has the defaults). */
   readonly console?: RoutesOptions
+  /** TLS settings for an `https` upstream on top of Node's defaults (tests: their own CA). */
+  readonly upstreamTls?: tls.ConnectionOptions
 }
 
 declare module 'fastify' {
@@ -72,20 +75,16 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   let app: FastifyInstance | undefined
   let closing = false
   configureTableHistory({ maxBytes: config.gateHistoryMemory, onOutcome: outcome => { processMetrics.tableHistory.inc({ outcome }) } })
-  const upstream = options.upstream ?? createUpstream(config, {
-    onError (err, req) {
-      // Only failures are logged on the fast path; never bodies, never headers.
-      app?.log.error({ code: (err as { code?: string }).code, method: req.method, url: req.url }, err.message)
-    }
-  })
-  // The fast lane needs the upstream as configured (an injected upstream is the tests' own) and plain HTTP.
+  // The fast lane needs the upstream as configured (an injected upstream is the tests' own).
   const origin = config.upstreamOrigin
-  const fastLaneOff = options.upstream !== undefined ? 'an upstream connection was injected'
-    : origin === undefined ? 'no upstream' : fastLaneUnsupported(origin)
+  const fastLaneOff = !config.fastLane ? '--fast-lane off'
+    : options.upstream !== undefined ? 'an upstream connection was injected'
+      : origin === undefined ? 'no upstream' : undefined
   const fastLane = fastLaneOff !== undefined || origin === undefined
     ? undefined
     : new FastLane({
       origin,
+      tls: options.upstreamTls,
       basePath: config.upstreamBasePath,
       connections: config.upstreamConnections,
       connectTimeout: config.upstreamConnectTimeout,
@@ -96,11 +95,23 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       bodyLimit: config.bodyLimit,
       retryAfter: config.retryAfter,
       maxResponseBytes: config.upstreamMaxResponse,
+      publicUrl: config.publicUrl,
       closing: () => closing,
       onError (err, method, url) {
         app?.log.error({ code: (err as { code?: string }).code, method, url }, err.message)
       }
     })
+  // With the lane, buffered exchanges (`/v1/config`, the gate's) use its client on either transport;
+  // undici streams only what node:http forwards on connections handed over to it, with sockets
+  // counted against the lane pool's budget: one --upstream-connections for both.
+  const upstream = options.upstream ?? createUpstream(config, {
+    tls: options.upstreamTls,
+    ...(fastLane !== undefined && { client: fastLane.client, budget: fastLane }),
+    onError (err, req) {
+      // Only failures are logged on the fast path; never bodies, never headers.
+      app?.log.error({ code: (err as { code?: string }).code, method: req.method, url: req.url }, err.message)
+    }
+  })
   app = Fastify({
     logger: options.logger ?? loggerOptions(config),
     bodyLimit: config.bodyLimit,
@@ -177,8 +188,15 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       id: grant.id, table: grant.table, rules: grant.rules, expiresAt: Date.parse(grant.expiresAt), source: 'seen'
     }))
   })
-  // Schema commits that reach the fast lane are judged there, by the same gate over its own pool.
-  fastLane?.useGate(app.gate.over(fastLane.client), (err) => app?.log.error({ err }, 'gate failed'))
+  // Schema commits that reach the fast lane are judged there, by the same gate over the same client.
+  fastLane?.useGate(app.gate, (err) => app?.log.error({ err }, 'gate failed'))
+  // iceguard's own routes answered in process: the lane keeps their connections (fast-lane/index.ts).
+  fastLane?.useLocal(async (req) => {
+    const res = await (app as FastifyInstance).inject({ method: req.method as 'GET', url: req.url, headers: req.headers, payload: req.body, remoteAddress: req.remoteAddress })
+    const headers: Record<string, string | string[]> = {}
+    for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) headers[name] = typeof value === 'number' ? String(value) : value
+    return { statusCode: res.statusCode, headers, body: res.rawPayload }
+  })
   // Before the routes: the document is collected from routes as they are added.
   await app.register(swaggerPlugin)
   await app.register(routes, options.console ?? {})

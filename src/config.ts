@@ -32,6 +32,11 @@ export interface Config {
   readonly shutdownTimeout: number
   /** Seconds sent in `Retry-After` when the upstream cannot be reached. */
   readonly retryAfter: number
+  /**
+   * Whether the fast lane (src/http/fast-lane/) serves the Iceberg REST calls; off, node:http and
+   * Fastify serve every request. Either way the upstream exchange is the same.
+   */
+  readonly fastLane: boolean
   readonly bodyLimit: number
   /** Largest upstream answer iceguard reads whole (config, base loads, gated commits); streamed answers have no limit. */
   readonly upstreamMaxResponse: number
@@ -128,6 +133,7 @@ export const OPTIONS: Readonly<Record<string, OptionSpec>> = {
   'upstream-keep-alive-timeout': { env: 'ICEGUARD_UPSTREAM_KEEP_ALIVE_TIMEOUT', type: 'string', help: `ms an idle upstream connection is kept for reuse (default ${DEFAULTS.upstreamKeepAliveTimeout})` },
   'keep-alive-timeout': { env: 'ICEGUARD_KEEP_ALIVE_TIMEOUT', type: 'string', help: `ms an idle client connection is kept open; keep it above the load balancer's idle timeout (default ${DEFAULTS.keepAliveTimeout})` },
   'shutdown-timeout': { env: 'ICEGUARD_SHUTDOWN_TIMEOUT', type: 'string', help: `ms in-flight requests get to finish after SIGTERM before the process exits anyway (default ${DEFAULTS.shutdownTimeout})` },
+  'fast-lane': { env: 'ICEGUARD_FAST_LANE', type: 'string', help: 'on|off: serve Iceberg REST calls on raw sockets (on) or through node:http (default on)' },
   'retry-after': { env: 'ICEGUARD_RETRY_AFTER', type: 'string', help: `seconds in Retry-After when the upstream is unreachable (default ${DEFAULTS.retryAfter})` },
   'body-limit': { env: 'ICEGUARD_BODY_LIMIT', type: 'string', help: 'largest request body the proxy reads, e.g. 10MiB (default 10MiB)' },
   'log-level': { env: 'ICEGUARD_LOG_LEVEL', type: 'string', help: `${LOG_LEVELS.join('|')} (default ${DEFAULTS.logLevel})` },
@@ -243,6 +249,7 @@ export function loadConfig (argv: readonly string[] = [], env: NodeJS.ProcessEnv
     keepAliveTimeout: int(problems, 'keep-alive-timeout', str('keep-alive-timeout'), DEFAULTS.keepAliveTimeout, 1, 3_600_000),
     shutdownTimeout: int(problems, 'shutdown-timeout', str('shutdown-timeout'), DEFAULTS.shutdownTimeout, 1, 3_600_000),
     retryAfter: int(problems, 'retry-after', str('retry-after'), DEFAULTS.retryAfter, 0, 86_400),
+    fastLane: onOff(problems, 'fast-lane', str('fast-lane'), true),
     bodyLimit: bodyLimit ?? DEFAULTS.bodyLimit,
     upstreamMaxResponse: upstreamMaxResponse ?? DEFAULTS.upstreamMaxResponse,
     gateHistoryMemory: gateHistoryMemory ?? DEFAULTS.gateHistoryMemory,
@@ -362,6 +369,15 @@ function adminJwtConfig (problems: string[], str: (name: string) => string | und
   if (readValue === writeValue) problems.push(`${label('admin-jwt-write')}: "${writeValue}" must differ from the read value`)
   if (jwks === undefined || issuer === undefined || audience === undefined) return undefined
   return { jwksUrl: jwks.href, issuer, audience, claim: str('admin-jwt-claim') ?? DEFAULTS.adminJwtClaim, readValue, writeValue }
+}
+
+function onOff (problems: string[], name: string, text: string | undefined, fallback: boolean): boolean {
+  if (text === undefined) return fallback
+  const v = text.toLowerCase()
+  if (v === 'on') return true
+  if (v === 'off') return false
+  problems.push(`${label(name)}: "${text}" is not on or off`)
+  return fallback
 }
 
 function parseBool (name: string, text: string | boolean | undefined, problems: string[]): boolean {

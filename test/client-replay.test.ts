@@ -11,8 +11,8 @@
  * returned earlier (`capture`: a JSON Pointer, or `header:<name>`).
  *
  * Every flow runs through the proxy in front of the embedded catalog, with a recording hop between
- * them, on both transports: a fresh connection per request (the fast lane serves what it can) and
- * one kept-alive connection that began with GET /v1/config (handed to node:http). Per step it
+ * them, on every transport (helpers/transports.ts), each with a fresh connection per request and
+ * with one kept-alive connection that began with GET /v1/config. Per step it
  * checks the status and answer, what the client needs back (a new metadata-location after a commit,
  * the same one on a refresh, null for a staged create), and what reached the catalog: the very
  * bytes sent, the bytes with requirements the gate added, or nothing.
@@ -32,6 +32,9 @@ import { Client, fetch as undiciFetch, request } from 'undici'
 import { IcebergRestCatalog } from 'iceberg-js'
 import { startCatalog, startProxy } from './helpers/index.js'
 import { startInterposer, type Interposer } from './helpers/gate-fixtures.js'
+import { onEveryTransport } from './helpers/transports.js'
+
+onEveryTransport(t, import.meta.url)
 
 /**
  * The target iceguard forwards for one the client sent: the canonical spelling
@@ -385,7 +388,7 @@ t.test('what the Java client writes for an unset member is null, and it reaches 
 for (const client of CLIENTS) {
   for (const file of flows(client)) {
     for (const transport of ['fresh', 'keep-alive'] as const) {
-      t.test(`${client}/${file} (${transport === 'fresh' ? 'a fresh connection per request: the fast lane' : 'one kept-alive connection after GET /v1/config: node:http'})`, async t => {
+      t.test(`${client}/${file} (${transport === 'fresh' ? 'a fresh connection per request' : 'one kept-alive connection after GET /v1/config'})`, async t => {
         await runFlow(t, loadFixture(client, file), transport, await startEnv(t))
       })
     }

@@ -14,7 +14,6 @@ import { ClientConnection, type FastLaneContext } from '../src/http/fast-lane/cl
 import type { UpstreamConnection, UpstreamPool } from '../src/http/fast-lane/upstream-pool.js'
 import { HeadProgress, parseRequestHead, unfinishedHeadProblem, type RequestHead } from '../src/http/fast-lane/request-head.js'
 import { parseResponseHead, type ResponseHead } from '../src/http/fast-lane/response-head.js'
-import { fastLaneUnsupported } from '../src/http/fast-lane/index.js'
 import { startProxy, startRecordingUpstream } from './helpers/index.js'
 
 const BIG_ID = '3055729675574597004'
@@ -239,8 +238,6 @@ t.test('chunked bodies: the end is found wherever the bytes are split', async t 
   for (const malformed of ['x\r\n', '\r\n', '5\r\nhello0\r\n\r\n', '5\r\nhelloXY', '5\nhello', '12345678901234\r\n', '0\r\n\r\x00', '3;a\nabc', '0\r\nx-a: 1\n']) {
     t.equal(new ChunkedScanner().scan(Buffer.from(malformed)), -2, `malformed: ${JSON.stringify(malformed)}`)
   }
-  t.equal(fastLaneUnsupported('https://catalog.example.com'), 'the upstream is https; the fast lane speaks plain HTTP only')
-  t.equal(fastLaneUnsupported('http://catalog.example.com:8181'), undefined)
 })
 
 t.test('smuggling shapes are refused with a 400 ErrorModel and the connection closed; nothing reaches the upstream', async t => {
@@ -291,13 +288,15 @@ t.test('requests pipelined before a half-close are all answered, then the connec
     sock.on('data', (c: Buffer) => { text += c.toString('latin1') })
     sock.on('close', () => resolve(text))
   })
-  t.same(answers(raw).map(a => JSON.parse(a.body).url), ['/v1/namespaces/a', '/v1/namespaces/b'], 'both whole requests answered, in order, as node:http does')
+  t.same(answers(raw).map(a => JSON.parse(a.body).url), ['/v1/namespaces/a', '/v1/namespaces/b'], 'both whole requests answered, in order')
   t.same(up.requests.map(r => r.url), ['/v1/namespaces/a', '/v1/namespaces/b'], 'the unfinished third was not forwarded')
 })
 
 t.test('pipelined requests are answered in order, each forwarded whole', async t => {
   let n = 0
+  const ports = new Set<number>()
   const up = await startRecordingUpstream(t, (req, res) => {
+    ports.add(res.socket?.remotePort ?? -1)
     const body = JSON.stringify({ n: ++n, method: req.method, url: req.url, body: req.body.toString() })
     // Alternate Content-Length and chunked answers, so the boundaries are both kinds.
     if (n % 2 === 0) {
@@ -317,7 +316,7 @@ t.test('pipelined requests are answered in order, each forwarded whole', async t
     'HEAD /v1/namespaces/db HTTP/1.1\r\nhost: x\r\n\r\n',
     'POST /v1/namespaces HTTP/1.1\r\nhost: x\r\ncontent-length: 16\r\n\r\n{"namespace":[]}',
     'GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n',
-    'GET /v1/namespaces/after-handover HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n'
+    'GET /v1/namespaces/after-healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n'
   ]
   // All at once, and again split into 7-byte pieces.
   for (const split of [false, true]) {
@@ -337,8 +336,9 @@ t.test('pipelined requests are answered in order, each forwarded whole', async t
     t.match(JSON.parse(got[1]?.body ?? '{}'), { method: 'POST', body: commit }, 'the data commit, byte for byte')
     t.equal(got[2]?.body, '', 'HEAD: no body')
     t.match(JSON.parse(got[3]?.body ?? '{}'), { method: 'POST', body: '{"namespace":[]}' })
-    t.same(JSON.parse(got[4]?.body ?? '{}'), { status: 'ok' }, 'a request the fast lane does not forward: Fastify answered on the same connection')
-    t.match(JSON.parse(got[5]?.body ?? '{}'), { url: '/base/v1/namespaces/after-handover' }, 'and the connection stays with node:http, which forwards too')
+    t.same(JSON.parse(got[4]?.body ?? '{}'), { status: 'ok' }, 'iceguard\'s own route: Fastify answered on the same connection')
+    t.match(JSON.parse(got[5]?.body ?? '{}'), { url: '/base/v1/namespaces/after-healthz' }, 'and the next call was forwarded')
+    t.equal(ports.size, 1, 'every call, the one after /healthz included, took the fast lane\'s one pooled upstream connection')
   }
 })
 
@@ -376,8 +376,10 @@ t.test('keep-alive both ways: one upstream connection carries sequential request
   t.equal(new Set(upstreamPorts).size, 1, 'one pooled upstream connection carried every request')
 })
 
-t.test('handover: /v1/config and chunked request bodies reach node:http with their bytes; a gated commit in pieces is judged whole; /metrics counts the fast lane', async t => {
+t.test('/v1/config keeps the connection in the fast lane; chunked request bodies reach node:http with their bytes; a gated commit in pieces is judged whole; /metrics counts the fast lane', async t => {
+  const ports = new Map<string, number>()
   const up = await startRecordingUpstream(t, (req, res) => {
+    ports.set(req.url, res.socket?.remotePort ?? -1)
     const body = req.url.startsWith('/v1/config')
       ? JSON.stringify({ defaults: {}, overrides: { uri: 'http://internal:1' } })
       : JSON.stringify({ got: req.body.toString() })
@@ -392,12 +394,15 @@ t.test('handover: /v1/config and chunked request bodies reach node:http with the
   }
   const before = await metric()
   const chunked = 'POST /v1/namespaces HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n5\r\n{"a":\r\n2\r\n1}\r\n0\r\n\r\n'
-  const raw = await exchange(port, 'GET /v1/namespaces/x HTTP/1.1\r\nhost: x\r\n\r\n' + 'GET /v1/config HTTP/1.1\r\nhost: x\r\n\r\n' + chunked.replace('host: x', 'host: x\r\nconnection: close'))
+  const raw = await exchange(port, 'GET /v1/namespaces/x HTTP/1.1\r\nhost: x\r\n\r\n' + 'GET /v1/config HTTP/1.1\r\nhost: x\r\n\r\n' +
+    'GET /v1/namespaces/y HTTP/1.1\r\nhost: x\r\n\r\n' + chunked.replace('host: x', 'host: x\r\nconnection: close'))
   const got = answers(raw)
-  t.same(got.map(a => a.status), [200, 200, 200])
-  t.same(JSON.parse(got[1]?.body ?? '{}').overrides, {}, '/v1/config went through Fastify: overrides.uri removed')
-  t.same(JSON.parse(got[2]?.body ?? '{}'), { got: '{"a":1}' }, 'a chunked body, handed over, arrived whole')
-  t.equal(await metric(), before + 1, 'the fast lane\'s pass-through GET is counted in /metrics')
+  t.same(got.map(a => a.status), [200, 200, 200, 200])
+  t.same(JSON.parse(got[1]?.body ?? '{}').overrides, {}, '/v1/config: overrides.uri removed')
+  t.same(JSON.parse(got[3]?.body ?? '{}'), { got: '{"a":1}' }, 'a chunked body, handed over, arrived whole')
+  t.equal(await metric(), before + 2, 'both pass-through GETs are counted in /metrics')
+  t.equal(ports.get('/v1/namespaces/y'), ports.get('/v1/namespaces/x'), 'the GET after /v1/config took the fast lane\'s pooled upstream connection, as the GET before it')
+  t.equal(ports.get('/v1/config'), ports.get('/v1/namespaces/x'), 'and so did /v1/config')
 
   // A commit whose body arrives in pieces and needs the gate is read whole, then judged (in the
   // fast lane: test/fast-lane-gate.test.ts).
@@ -677,9 +682,12 @@ t.test('buffer reuse, step by step: nothing kept past a read or a write is overw
       count: () => {},
       observe: () => {},
       gate: undefined,
+      local: undefined,
       requestId: () => 'test',
       onGateFault: undefined,
-      connections: new Set()
+      connections: new Set(),
+      client: { request: async () => { throw new Error('unexpected buffered exchange') } },
+      publicUrl: undefined
     }
     const conn = new ClientConnection(client as unknown as net.Socket, ctx)
     let readBuffer = Buffer.alloc(64 * 1024)

@@ -14,6 +14,9 @@ import { startProxy, type RunningProxy } from './helpers/index.js'
 import { startCatalog } from './helpers/catalog.js'
 import { clientShapes, cloneSchema, createFixtureTable, loadMeta, type Meta } from './helpers/gate-fixtures.js'
 import { refusedUrl, startFaultUpstream, type Fault, type FaultUpstream } from './helpers/fault-upstream.js'
+import { onEveryTransport } from './helpers/transports.js'
+
+onEveryTransport(t, import.meta.url)
 
 /**
  * Timeouts are short only where a fault is meant to trip them (a stall), and there the answers that
@@ -370,20 +373,19 @@ t.test('upstream faults', async t => {
 
   /**
    * A read whose upstream answer stalls after a few bytes; the client takes the first bytes and
-   * hangs up. On node:http the connection is first handed over with `GET /v1/config`, as
-   * PyIceberg's session and iceberg-js do.
+   * hangs up. The connection first carries `GET /v1/config`, as PyIceberg's session and
+   * iceberg-js's do. Default (minute-long) timeouts: only the client's hang-up can close the
+   * upstream connection within the wait, never a body timeout.
    */
-  async function hangUpMidRead (t: Test, transport: 'fast lane' | 'node:http', flags: Record<string, string>, waitMs: number): Promise<void> {
+  t.test('the client hanging up mid-read releases the upstream connection', async t => {
     const up = await startFaultUpstream(t, { target: w.catalogUrl })
-    const proxy = await proxyOn(t, up.url, flags)
+    const proxy = await proxyOn(t, up.url)
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
     t.teardown(() => agent.destroy())
-    if (transport === 'node:http') {
-      const config = await new Promise<number>((resolve, reject) => {
-        http.get(proxy.url + '/v1/config', { agent }, res => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)) }).on('error', reject)
-      })
-      t.equal(config, 200, 'the connection is handed to node:http by GET /v1/config')
-    }
+    const config = await new Promise<number>((resolve, reject) => {
+      http.get(proxy.url + '/v1/config', { agent }, res => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)) }).on('error', reject)
+    })
+    t.equal(config, 200, 'the connection began with GET /v1/config')
     const body = JSON.stringify({ 'metadata-location': 's3://x', metadata: w.meta })
     up.use(() => ({ kind: 'stall-body', body, sendBytes: 10 }))
     await new Promise<void>((resolve) => {
@@ -394,25 +396,10 @@ t.test('upstream faults', async t => {
     })
     const carried = up.seen.at(-1)!
     t.equal(carried.url, TABLE_PATH, 'the read reached the upstream')
-    const until = Date.now() + waitMs
+    const until = Date.now() + 30_000
     while (!carried.connectionClosed() && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 10))
     t.ok(carried.connectionClosed(), 'the upstream connection that carried the read was closed with the client\'s')
     await closesClean(t, proxy, up)
-  }
-
-  // Default (minute-long) timeouts: only the client's hang-up can close the upstream connection
-  // within the wait, never a body timeout.
-  t.test('the client hanging up mid-read releases the upstream connection (node:http)', async t => {
-    await hangUpMidRead(t, 'node:http', RETRY_AFTER, 30_000)
-  })
-
-  // The fast lane keeps the upstream connection until --upstream-body-timeout fires. A short body
-  // timeout keeps this known failure from slowing the run; it cannot make the test pass, since
-  // the wait ends before it.
-  t.test('the client hanging up mid-read releases the upstream connection (fast lane)', {
-    todo: 'the fast lane keeps the upstream socket of a read the client abandoned until the body timeout'
-  }, async t => {
-    await hangUpMidRead(t, 'fast lane', { ...RETRY_AFTER, 'upstream-body-timeout': '4000' }, 1000)
   })
 
   t.test('after all of the above, no TCP socket is left in this process', async t => {

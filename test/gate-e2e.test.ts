@@ -13,6 +13,9 @@ import {
   startInterposer, type Meta, type SchemaJson
 } from './helpers/gate-fixtures.js'
 import { ALL_RULES } from '../src/rules/index.js'
+import { onEveryTransport } from './helpers/transports.js'
+
+onEveryTransport(t, import.meta.url)
 
 t.test('every spec rule refuses a violating commit, in every client dialect, and nothing reaches the upstream', async t => {
   const catalog = await startCatalog(t)

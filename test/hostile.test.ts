@@ -10,6 +10,9 @@ import t, { type Test } from 'tap'
 import { request } from 'undici'
 import { startProxy, startRecordingUpstream, type RecordingUpstream, type RunningProxy } from './helpers/index.js'
 import { fixtureMeta, schemaCommitFor, TABLE } from './helpers/fault-upstream.js'
+import { onEveryTransport } from './helpers/transports.js'
+
+onEveryTransport(t, import.meta.url)
 
 interface Reply { status: number, headers: Record<string, string | string[] | undefined>, text: string }
 
@@ -191,14 +194,17 @@ t.test('big but legal-looking bodies: 100,000 fields, huge strings, bodies over 
 
   const before = posts(up)
   const over = JSON.stringify(schemaCommitFor(meta, [{ id: 900, name: 'n'.repeat(9 * 1024 * 1024), required: false, type: 'string' }]))
-  for (const [route, url] of [['commit', `${proxy.url}${TABLE}`], ['data commit', `${proxy.url}${TABLE}`], ['create', `${proxy.url}/v1/namespaces/db/tables`], ['validate', `${proxy.url}/admin/v1/validate`]] as const) {
+  // The admin route straight, not through the `config first` relay (helpers/transports.ts):
+  // node:http answers its 413 and resets the connection while the body still arrives, and a
+  // relay loses the answer to that reset.
+  for (const [route, url] of [['commit', `${proxy.url}${TABLE}`], ['data commit', `${proxy.url}${TABLE}`], ['create', `${proxy.url}/v1/namespaces/db/tables`], ['validate', `${proxy.direct}/admin/v1/validate`]] as const) {
     const body = route === 'data commit' ? `{"updates":[{"action":"set-properties","updates":{"k":"${'v'.repeat(9 * 1024 * 1024)}"}}]}` : over
     const res = await send(url, { body })
     isClientError(t, res, `${route}: over the body limit`, 413)
   }
-  // Chunked, with no Content-Length to refuse up front.
+  // Chunked, with no Content-Length to refuse up front (node:http's, straight: see above).
   const chunked = await new Promise<Reply>((resolve, reject) => {
-    const sock = net.connect(Number(new URL(proxy.url).port), '127.0.0.1', () => {
+    const sock = net.connect(Number(new URL(proxy.direct).port), '127.0.0.1', () => {
       sock.write(`POST ${TABLE} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n`)
       const chunk = 'x'.repeat(64 * 1024)
       for (let i = 0; i < 144; i++) sock.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`)

@@ -1,21 +1,24 @@
 /**
- * A malformed request pipelined behind a commit, on both transports (a fresh connection is the
- * fast lane's; one that began with `GET /v1/config`, as PyIceberg's session and iceberg-js's fetch
- * begin, is node:http's): the client gets the commit's real answer first, then the 400, and the
+ * A malformed request pipelined behind a commit, on every transport, on a fresh connection and on
+ * one that began with `GET /v1/config` (as PyIceberg's session and iceberg-js's fetch begin
+ * theirs): the client gets the commit's real answer first, then the 400, and the
  * upstream gets the one commit. After a request that asked to close the connection, the bytes that
  * follow are not read as a request at all: the answer, then the close.
  */
 import net from 'node:net'
 import t, { type Test } from 'tap'
 import { startProxy, startRecordingUpstream, type RecordingUpstream } from './helpers/index.js'
+import { onEveryTransport } from './helpers/transports.js'
+
+onEveryTransport(t, import.meta.url)
 
 const COMMIT_BODY = '{"updates":[{"action":"add-snapshot","snapshot":{"snapshot-id":3055729675574597004}}]}'
 const commit = (extra = ''): string => `POST /v1/namespaces/db/tables/t HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n${extra}content-length: ${COMMIT_BODY.length}\r\n\r\n${COMMIT_BODY}`
 const CONFIG = 'GET /v1/config HTTP/1.1\r\nhost: x\r\n\r\n'
 
 const TRANSPORTS = [
-  ['fast lane (a fresh connection)', ''],
-  ['node:http (a connection that began with GET /v1/config)', CONFIG]
+  ['a fresh connection', ''],
+  ['a connection that began with GET /v1/config', CONFIG]
 ] as const
 
 /** Writes `data` on one connection (not half-closed) and collects everything until the proxy closes it. */
@@ -88,14 +91,14 @@ for (const [transport, first] of TRANSPORTS) {
   })
 }
 
-t.test('node:http: a body whose chunked framing breaks is refused at once, not waited on', async t => {
+t.test('a body whose chunked framing breaks is refused at once, not waited on', async t => {
   // The broken request's own answer never starts (the upstream answers only a whole request), so
   // there is nothing to wait for: the 400 follows the answers before it.
   const { up, port } = await world(t)
   const broken = 'POST /v1/namespaces HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\nzz\r\n'
   for (const [first, before] of [['', []], [CONFIG, [200]]] as const) {
     const got = answers(await exchange(port, first + broken))
-    t.same(got.map(a => a.status), [...before, 400], `${first === '' ? 'handed over by the fast lane' : 'after GET /v1/config'}: a 400`)
+    t.same(got.map(a => a.status), [...before, 400], `${first === '' ? 'first on its connection' : 'after GET /v1/config'}: a 400`)
     t.match(JSON.parse(got.at(-1)?.body ?? '{}'), { error: { code: 400, type: 'BadRequestException' } }, 'an ErrorModel')
   }
   t.notOk(up.requests.some(r => r.method === 'POST'), 'the broken request never reached the upstream whole')

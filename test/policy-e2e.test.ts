@@ -15,6 +15,9 @@ import { parseDocument } from 'yaml'
 import { PLATFORM_RULES } from '../src/rules/platform/index.js'
 import { startCatalog, startProxy, type RunningCatalog } from './helpers/index.js'
 import { BIG_ID, postJson, type JsonAnswer } from './helpers/gate-fixtures.js'
+import { onEveryTransport } from './helpers/transports.js'
+
+onEveryTransport(t, import.meta.url)
 
 const root = new URL('./fixtures/rules/', import.meta.url).pathname
 const platformIds = new Set(PLATFORM_RULES.map(r => r.id))

@@ -17,6 +17,15 @@ t.test('config', async (t) => {
     t.equal(c.assertions, 'inject')
     t.equal(c.memory, false)
     t.equal(c.upstreamConnectTimeout, DEFAULTS.upstreamConnectTimeout)
+    t.equal(c.fastLane, true, 'the fast lane is on by default')
+  })
+
+  t.test('--fast-lane on|off, ICEGUARD_FAST_LANE', async (t) => {
+    t.equal(loadConfig(['--fast-lane', 'off'], {}).fastLane, false)
+    t.equal(loadConfig([], { ICEGUARD_FAST_LANE: 'OFF' }).fastLane, false)
+    t.equal(loadConfig(['--fast-lane=on'], { ICEGUARD_FAST_LANE: 'off' }).fastLane, true, 'the flag wins')
+    const err = t.throws(() => loadConfig(['--fast-lane', 'fast'], {})) as ConfigError
+    t.same(err.problems, ['--fast-lane/ICEGUARD_FAST_LANE: "fast" is not on or off'])
   })
 
   t.test('flags win over env; base path kept without trailing slash', async (t) => {

@@ -5,6 +5,9 @@ import { gzipSync, gunzipSync } from 'node:zlib'
 import t from 'tap'
 import { IcebergRestCatalog } from 'iceberg-js'
 import { startCatalog, startProxy, startRecordingUpstream, jsonResponder } from './helpers/index.js'
+import { onEveryTransport } from './helpers/transports.js'
+
+onEveryTransport(t, import.meta.url)
 
 const BIG_ID = '3055729675574597004'
 

@@ -12,6 +12,9 @@ import { IcebergRestCatalog } from 'iceberg-js'
 import { loggerOptions } from '../src/app.js'
 import { startProxy, startRecordingUpstream, type ProxyOptions } from './helpers/index.js'
 import { fixtureMeta, schemaCommitFor, TABLE } from './helpers/fault-upstream.js'
+import { onEveryTransport } from './helpers/transports.js'
+
+onEveryTransport(t, import.meta.url)
 
 const SECRETS = {
   bearer: 'bearer-s3cr3t-0a1b2c3d4e5f',

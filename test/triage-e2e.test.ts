@@ -1,5 +1,5 @@
 /**
- * The triage (src/http/classify.ts) end to end, on both transports, against a recording upstream:
+ * The triage (src/http/classify.ts) end to end, on every transport and on fresh and warm connections, against a recording upstream:
  * unrecognised writes, PUT and PATCH, bodies on GET and HEAD, and fragments are
  * refused with an ErrorModel and nothing is forwarded; canonical targets are what the upstream
  * receives (a Java-style `%7E` name is forwarded as `~`, a Java-style `+` as `%20`, and judged so); registerView is
@@ -13,6 +13,9 @@ import { loggerOptions } from '../src/app.js'
 import { startProxy, startRecordingUpstream, type ProxyOptions, type RecordingUpstream, type RunningProxy } from './helpers/index.js'
 import { fixtureMeta, fixtureResponder, schemaCommitFor } from './helpers/fault-upstream.js'
 import { exchange, RawConnection, requestBytes, TRANSPORTS, type RawAnswer } from './helpers/raw-http.js'
+import { onEveryTransport } from './helpers/transports.js'
+
+onEveryTransport(t, import.meta.url)
 
 interface World {
   readonly up: RecordingUpstream

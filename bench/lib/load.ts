@@ -12,6 +12,8 @@ export interface LoadSpec {
   url: string
   method: 'GET' | 'POST'
   bodyFile?: string
+  /** A GET sent first on every connection (its answers are not counted). */
+  opener?: string
   seconds: number
   connections: number
   threads: number
@@ -47,7 +49,7 @@ export function runLoad (loader: Loader, spec: LoadSpec): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(full[0] ?? 'sh', full.slice(1), {
       cwd: PROJECT_DIR,
-      env: { ...process.env, BENCH_METHOD: spec.method, BENCH_BODY: spec.bodyFile ?? '' },
+      env: { ...process.env, BENCH_METHOD: spec.method, BENCH_BODY: spec.bodyFile ?? '', BENCH_OPENER: spec.opener ?? '', BENCH_OPENER_PER_THREAD: String(Math.ceil(spec.connections / Math.min(spec.threads, spec.connections))) },
       stdio: ['ignore', 'pipe', 'pipe']
     })
     let out = ''

@@ -58,6 +58,7 @@ export async function measure (o: Options, w: Workload, t: Running & { target: T
     url: t.url + w.path,
     method: w.method,
     ...(w.bodyFile === undefined ? {} : { bodyFile: w.bodyFile }),
+    ...(w.opener === undefined ? {} : { opener: t.url + w.opener }),
     connections,
     threads: connections === 1 ? 1 : o.threads,
     cpus: o.cpus.loader

@@ -5,6 +5,8 @@
  * more of the CPU the servers would use: prefer wrk (apt-get install wrk).
  *
  *   node --import tsx bench/lib/node-loader.ts URL SECONDS CONNECTIONS [METHOD] [BODY_FILE]
+ *
+ * BENCH_OPENER=URL: every connection first carries one GET of URL (answers not counted).
  */
 import { readFileSync } from 'node:fs'
 import { Pool } from 'undici'
@@ -19,6 +21,16 @@ const latencies: number[] = []
 let bytes = 0
 let non2xx = 0
 let socketErrors = 0
+const opener = process.env.BENCH_OPENER ?? ''
+if (opener !== '') {
+  // As many at once as there are connections: the pool opens each connection with one of them.
+  const path = new URL(opener).pathname
+  await Promise.all(Array.from({ length: connections }, async () => {
+    const res = await pool.request({ method: 'GET', path })
+    await res.body.dump()
+    if (res.statusCode !== 200) throw new Error(`the opener ${path} answered ${res.statusCode}`)
+  }))
+}
 const started = process.hrtime.bigint()
 const end = Date.now() + Number(secondsArg) * 1000
 

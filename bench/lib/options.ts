@@ -3,7 +3,7 @@
  *
  *   BENCH_SECONDS=4 BENCH_WARMUP=1 BENCH_CONNECTIONS=32 BENCH_THREADS=2
  *   BENCH_TARGETS=direct,nginx,fastify,node,iceguard   (nginx is dropped when not installed)
- *   BENCH_WORKLOADS=load-small,load-large,data-commit,data-commit-evolving,schema-commit,refused-commit
+ *   BENCH_WORKLOADS=load-small,load-small-warm,load-large,data-commit,data-commit-warm,data-commit-evolving,schema-commit,refused-commit
  *   BENCH_PIN=auto|on|off     auto: pin when taskset exists and there are ≥ 2 CPUs
  *   BENCH_LOADER=wrk|node     default wrk when installed
  *   BENCH_LOG_LEVEL=warn      iceguard's --log-level during the run
@@ -11,6 +11,8 @@
  *                             processes to use < 10% of a core (shared machines)
  *   BENCH_MEMORY_CONNECTIONS=200 BENCH_MEMORY_ROUNDS=2 BENCH_MEMORY_SECONDS=3
  *   BENCH_ICEGUARD_CMD='…'    run another build of iceguard ({UPSTREAM} and {PORT} are replaced)
+ *   BENCH_UPSTREAM_TLS=on     the stub speaks https with a certificate made for the run (openssl),
+ *                             trusted by every process through NODE_EXTRA_CA_CERTS
  *   flags: --quick (2 s cells, no in-process benchmarks), --no-engine (neither engine.ts nor gate-parts.ts), --no-memory,
  *          --update-docs (write the table into docs/performance.md), --out DIR
  */
@@ -20,7 +22,7 @@ import { which } from './processes.js'
 
 export const ALL_TARGETS = ['direct', 'nginx', 'fastify', 'node', 'iceguard'] as const
 export type Target = typeof ALL_TARGETS[number]
-export const ALL_WORKLOADS = ['load-small', 'load-large', 'data-commit', 'data-commit-evolving', 'schema-commit', 'refused-commit'] as const
+export const ALL_WORKLOADS = ['load-small', 'load-small-warm', 'load-large', 'data-commit', 'data-commit-warm', 'data-commit-evolving', 'schema-commit', 'refused-commit'] as const
 export type WorkloadName = typeof ALL_WORKLOADS[number]
 
 export interface Options {
@@ -41,6 +43,8 @@ export interface Options {
   updateDocs: boolean
   outDir: string | null
   iceguardCmd: string | null
+  /** PEM files of the https stub's key and certificate, or null for a plain-HTTP stub (set by run.ts). */
+  upstreamTls: { key: string, cert: string } | null
   notes: string[]
 }
 
@@ -113,6 +117,7 @@ export function readOptions (argv: string[]): Options {
     updateDocs: values['update-docs'] === true,
     outDir: values.out ?? null,
     iceguardCmd: process.env.BENCH_ICEGUARD_CMD ?? null,
+    upstreamTls: null,
     notes
   }
 }

@@ -75,7 +75,8 @@ export function judge (r: Omit<RunReport, 'judgements'>): Judgement[] {
   const reference = (target: string, value: number | null, unit = '×'): void => {
     out.push({ target, measured: value === null ? 'not measured' : `${f2(value)}${unit}`, limit: '–', met: null, reference: true })
   }
-  for (const [w, label] of [['load-small', 'small loadTable'], ['data-commit', 'fast-path commit'], ['load-large', '1 MB loadTable']] as const) {
+  for (const [w, label] of [['load-small', 'small loadTable'], ['load-small-warm', 'small loadTable after GET /v1/config'], ['data-commit', 'fast-path commit'],
+    ['data-commit-warm', 'fast-path commit after GET /v1/config'], ['load-large', '1 MB loadTable']] as const) {
     const ig = cell(r.cells, w, 'iceguard')
     add(`${label}: CPU/request vs nginx`, ratio(ig?.proxyCpuUs, cell(r.cells, w, 'nginx')?.proxyCpuUs), 3, 'max')
     if (w !== 'load-large') {

@@ -18,9 +18,10 @@ export interface Running {
 }
 
 export async function startStub (o: Options, dir: string): Promise<Running & { sizes: Record<string, number> }> {
-  const server = start('stub', pinned(nodeServer('bench/stub/upstream-stub.ts', ['--port', '0']), o.cpus.servers), { probe: true, logDir: dir })
+  const tls = o.upstreamTls === null ? [] : ['--tls-key', o.upstreamTls.key, '--tls-cert', o.upstreamTls.cert]
+  const server = start('stub', pinned(nodeServer('bench/stub/upstream-stub.ts', ['--port', '0', ...tls]), o.cpus.servers), { probe: true, logDir: dir })
   const ready = await firstJsonLine(server, 'port', 30_000)
-  return { target: 'stub', url: `http://127.0.0.1:${String(ready.port)}`, server, sizes: ready.sizes as Record<string, number> }
+  return { target: 'stub', url: `${o.upstreamTls === null ? 'http' : 'https'}://127.0.0.1:${String(ready.port)}`, server, sizes: ready.sizes as Record<string, number> }
 }
 
 /** The command that starts iceguard: the project's server under tsx, unless overridden. */

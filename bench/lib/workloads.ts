@@ -15,6 +15,11 @@ export interface Workload {
   bodyBytes?: number
   /** Measured only in the one-connection latency comparison, not in the throughput cells. */
   latencyOnly?: boolean
+  /**
+   * Sent once on every connection before the measured requests, as PyIceberg's session and
+   * iceberg-js's fetch open theirs with `GET /v1/config`.
+   */
+  opener?: string
   /** status each target must answer; the response bytes must equal direct's when it is 200 */
   expect: (target: Target) => number
   targets: (all: Target[]) => Target[]
@@ -36,6 +41,7 @@ export function buildWorkloads (dir: string, picked: WorkloadName[]): Workload[]
   const gated = (all: Target[]): Target[] => all.filter(t => t === 'direct' || t === 'nginx' || t === 'iceguard')
   const all: Workload[] = [
     { name: 'load-small', what: 'loadTable, 50 columns (~8 KB)', method: 'GET', path: `${TABLES}/small`, expect: ok, targets: every },
+    { name: 'load-small-warm', what: 'loadTable, 50 columns (~8 KB), on connections that began with GET /v1/config', method: 'GET', path: `${TABLES}/small`, opener: '/v1/config', expect: ok, targets: every },
     { name: 'load-large', what: 'loadTable, ~1 MB of metadata', method: 'GET', path: `${TABLES}/large`, expect: ok, targets: every },
     {
       name: 'data-commit',
@@ -43,6 +49,16 @@ export function buildWorkloads (dir: string, picked: WorkloadName[]): Workload[]
       method: 'POST',
       path: `${TABLES}/small`,
       ...body('data-commit', dataCommit(SMALL, 5 * 1024)),
+      expect: ok,
+      targets: every
+    },
+    {
+      name: 'data-commit-warm',
+      what: 'the data commit above, on connections that began with GET /v1/config',
+      method: 'POST',
+      path: `${TABLES}/small`,
+      ...body('data-commit-warm', dataCommit(SMALL, 5 * 1024)),
+      opener: '/v1/config',
       expect: ok,
       targets: every
     },

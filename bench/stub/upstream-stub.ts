@@ -16,7 +16,9 @@
  * It prints one JSON line `{"port":N}` when listening and exits when stdin closes.
  */
 import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import http from 'node:http'
+import https from 'node:https'
 import { parseArgs } from 'node:util'
 import {
   afterSchemaCommit, catalogConfig, commitTableResponse, loadTableResult, sizedTable, type TableOptions
@@ -26,7 +28,10 @@ const { values: args } = parseArgs({
   options: {
     port: { type: 'string', default: '0' },
     columns: { type: 'string', default: '50' },
-    'large-bytes': { type: 'string', default: String(1024 * 1024) }
+    'large-bytes': { type: 'string', default: String(1024 * 1024) },
+    // An https stub (BENCH_UPSTREAM_TLS): PEM files of its key and certificate.
+    'tls-key': { type: 'string' },
+    'tls-cert': { type: 'string' }
   }
 })
 const columns = Number(args.columns)
@@ -138,7 +143,10 @@ function commit (req: http.IncomingMessage, res: http.ServerResponse, t: Table):
   })
 }
 
-const server = http.createServer({ keepAliveTimeout: 120_000, requestTimeout: 0 }, handle)
+const serverOptions = { keepAliveTimeout: 120_000, requestTimeout: 0 }
+const server = args['tls-key'] !== undefined && args['tls-cert'] !== undefined
+  ? https.createServer({ ...serverOptions, key: readFileSync(args['tls-key']), cert: readFileSync(args['tls-cert']) }, handle)
+  : http.createServer(serverOptions, handle)
 server.maxRequestsPerSocket = 0
 server.listen(Number(args.port), '127.0.0.1', () => {
   const address = server.address()

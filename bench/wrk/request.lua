@@ -11,6 +11,26 @@ if body_path ~= nil and body_path ~= "" then
   wrk.headers["Content-Type"] = "application/json"
 end
 
+-- BENCH_OPENER (a URL): the first request of each connection GETs it, as PyIceberg's session and
+-- iceberg-js open theirs with GET /v1/config. wrk asks each thread for the first request of each
+-- of its connections as they open, before any other; those answers count as requests too (one
+-- per connection, against thousands measured).
+local opener = os.getenv("BENCH_OPENER")
+if opener ~= nil and opener ~= "" then
+  local path = opener:gsub("^https?://[^/]+", "")
+  local per_thread = tonumber(os.getenv("BENCH_OPENER_PER_THREAD")) or 1
+  local opened = 0
+  local plain = nil
+  request = function()
+    if opened < per_thread then
+      opened = opened + 1
+      return wrk.format("GET", path, {}, nil)
+    end
+    plain = plain or wrk.format()
+    return plain
+  end
+end
+
 function done(summary, latency, requests)
   local e = summary.errors
   io.write(string.format(

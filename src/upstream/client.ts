@@ -7,7 +7,7 @@
  * pooled keep-alive connection turns out to be dead.
  */
 import type { Dispatcher } from 'undici'
-import { upstreamError } from '../errors.js'
+import { isResendable, resendOnce, upstreamError } from './exchange-rules.js'
 import { forwardRequestHeaders, headersToObject, relayResponseHeaders } from './headers.js'
 
 export interface UpstreamRequest {
@@ -31,9 +31,6 @@ export interface UpstreamResponse {
 export interface UpstreamClient {
   request (req: UpstreamRequest): Promise<UpstreamResponse>
 }
-
-/** Failures of a pooled keep-alive socket that a bodiless GET or HEAD is resent once after. */
-export const SOCKET_RETRY_CODES: ReadonlySet<string> = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE'])
 
 export function flatHeaders (headers: UpstreamRequest['headers']): string[] {
   if (headers === undefined) return []
@@ -65,7 +62,7 @@ export function createUpstreamClient (dispatcher: Dispatcher, options: UpstreamC
     request (req: UpstreamRequest): Promise<UpstreamResponse> {
       return new Promise((resolve, reject) => {
         const handler = new CollectHandler(resolve, reject, req.commit === true, options.retryAfter,
-          req.body === undefined && (req.method === 'GET' || req.method === 'HEAD'), maxResponseBytes)
+          isResendable(req.method, req.body !== undefined), maxResponseBytes)
         handler.run = () => {
           try {
             dispatcher.dispatch({
@@ -141,8 +138,7 @@ class CollectHandler implements Dispatcher.DispatchHandler {
   }
 
   onError (err: Error): void {
-    const code = (err as { code?: string }).code
-    if (this.#retryable && !this.retried && this.sent && this.statusCode === 0 && code !== undefined && SOCKET_RETRY_CODES.has(code)) {
+    if (resendOnce(this.#retryable, this.retried, this.sent, this.statusCode !== 0, err)) {
       this.retried = true
       this.sent = false
       this.chunks = []

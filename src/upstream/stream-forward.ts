@@ -17,7 +17,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { TLSSocket } from 'node:tls'
 import type { Dispatcher } from 'undici'
-import { renderError, upstreamError, type UpstreamError } from '../errors.js'
+import { renderError, type UpstreamError } from '../errors.js'
+import { COMMIT_HOLD_LIMIT, isResendable, resendOnce, upstreamError } from './exchange-rules.js'
 import { forwardRequestHeaders, relayResponseHeaders } from './headers.js'
 
 export interface ForwardOptions {
@@ -34,10 +35,6 @@ export interface StreamForwarderOptions {
   readonly onError?: (err: UpstreamError | Error, req: IncomingMessage) => void
 }
 
-const SOCKET_RETRY_CODES: ReadonlySet<string> = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE'])
-
-/** Largest commit answer held back until complete; a larger one is streamed from there on. */
-export const COMMIT_HOLD_LIMIT = 64 * 1024 * 1024
 
 function hasBody (req: IncomingMessage): boolean {
   const h = req.headers
@@ -130,7 +127,7 @@ class RelayHandler implements Dispatcher.DispatchHandler {
     this.req = req
     this.res = res
     this.commit = commit
-    this.retryable = noBody && (req.method === 'GET' || req.method === 'HEAD')
+    this.retryable = isResendable(req.method ?? '', !noBody)
   }
 
   readonly onClientClose = (): void => {
@@ -196,8 +193,7 @@ class RelayHandler implements Dispatcher.DispatchHandler {
 
   onError (err: Error): void {
     if (this.done) return
-    const code = (err as { code?: string }).code
-    if (this.retryable && !this.started && !this.retried && this.sent && code !== undefined && SOCKET_RETRY_CODES.has(code) && !this.res.destroyed) {
+    if (resendOnce(this.retryable, this.retried, this.sent, this.started || this.held !== undefined, err) && !this.res.destroyed) {
       // The upstream closed a pooled keep-alive connection as we wrote to it: resend once.
       this.retried = true
       this.sent = false

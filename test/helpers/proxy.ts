@@ -1,10 +1,12 @@
 /**
- * `startProxy(t, opts)`: iceguard built from a Config, listening on 127.0.0.1:0, closed on teardown.
+ * `startProxy(t, opts)`: iceguard built from a Config, listening on 127.0.0.1:0, closed on teardown,
+ * on the transport this process tests (transports.ts) unless `fast-lane` is given.
  */
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import { buildApp, type AppOptions } from '../../src/app.js'
 import { configFrom, type Config } from '../../src/config.js'
+import { startConfigFirstRelay, TRANSPORT } from './transports.js'
 
 /** Command-line flags by name (`upstream`, `policy`, `body-limit`, …), plus two extras. */
 export interface ProxyOptions {
@@ -15,7 +17,10 @@ export interface ProxyOptions {
 }
 
 export interface RunningProxy {
+  /** Where clients connect: iceguard, or on the `config first` transport the relay in front of it. */
   readonly url: string
+  /** iceguard's own listening address. */
+  readonly direct: string
   readonly app: FastifyInstance
   readonly config: Config
   close (): Promise<void>
@@ -27,7 +32,7 @@ export async function startProxy (t: Test, opts: ProxyOptions): Promise<RunningP
   for (const [name, value] of Object.entries(rest)) {
     if (typeof value === 'string' || typeof value === 'boolean') fields[name] = value
   }
-  const config = configFrom({ 'log-level': 'silent', ...fields, port: '0', host: '127.0.0.1' }, env)
+  const config = configFrom({ 'log-level': 'silent', 'fast-lane': TRANSPORT === 'node:http' ? 'off' : 'on', ...fields, port: '0', host: '127.0.0.1' }, env)
   const app = await buildApp(config, appOptions)
   await app.listen({ port: 0, host: '127.0.0.1' })
   const address = app.server.address()
@@ -39,5 +44,7 @@ export async function startProxy (t: Test, opts: ProxyOptions): Promise<RunningP
     await app.close()
   }
   t.teardown(close)
-  return { url: `http://127.0.0.1:${port}`, app, config, close }
+  const direct = `http://127.0.0.1:${port}`
+  const url = TRANSPORT === 'config first' && config.fastLane ? await startConfigFirstRelay(t, direct) : direct
+  return { url, direct, app, config, close }
 }

@@ -1,20 +1,20 @@
 /**
  * Requests written byte for byte on a raw socket (`net`), so targets that HTTP clients refuse or
- * rewrite (`#`, `\`, dot segments, case) reach iceguard as written, on either transport:
+ * rewrite (`#`, `\`, dot segments, case) reach iceguard as written, on either kind of connection:
  *
- * - `fresh`: a new connection whose first request is the one under test, which the fast lane
- *   (src/http/fast-lane/) reads;
+ * - `fresh`: a new connection whose first request is the one under test;
  * - `warm`: a kept-alive connection that first sent `GET /v1/config`, as PyIceberg's session and
- *   iceberg-js's fetch do; the fast lane hands such a connection to node:http for good, so the
- *   request under test meets the front door and Fastify.
+ *   iceberg-js's fetch do.
+ *
+ * Which transport serves them is the transport matrix's (transports.ts).
  */
 import net from 'node:net'
 
 export type Transport = 'fresh' | 'warm'
 
 export const TRANSPORTS: ReadonlyArray<{ readonly transport: Transport, readonly name: string }> = [
-  { transport: 'fresh', name: 'fast lane (fresh connection)' },
-  { transport: 'warm', name: 'node:http (kept-alive connection that began with GET /v1/config)' }
+  { transport: 'fresh', name: 'fresh connection' },
+  { transport: 'warm', name: 'kept-alive connection that began with GET /v1/config' }
 ]
 
 export interface RawAnswer {

@@ -1,27 +1,31 @@
 /**
- * One client connection in the fast lane: reads a request head, decides (as the front door does)
- * whether the fast lane forwards it, and if so relays it to a pooled upstream socket and the answer
- * back, one request at a time. A commit the gate must see is read whole and handed to the gate
- * (`gate`), which forwards it or answers itself. Bytes of a pipelined next request wait in `buf`
- * until the answer is complete.
+ * One client connection in the fast lane: reads a request head, triages it (src/http/classify.ts,
+ * as the front door does) and serves it, one request at a time: a pass-through call is relayed to
+ * a pooled upstream socket and its answer back as it streams; `/v1/config` is read whole and
+ * rewritten; a write the gate must see is read whole and handed to the gate (`gate`), which
+ * forwards it or answers itself; iceguard's own routes are answered by Fastify in process
+ * (`local`). Bytes of a pipelined next request wait in `buf` until the answer is complete.
  *
- * Everything the fast lane does not forward is handed to node:http with every byte not yet
- * consumed (`socket.unshift`), and the connection stays with node:http and the front door from
- * then on. Failures mean what they mean on the front door's path (src/upstream/stream-forward.ts):
- * nothing sent → 503 + Retry-After; sent, no complete answer → 502/504 (CommitStateUnknown for a
- * commit, whose answer is held until complete); answer already started → the client connection is
- * cut. A GET or HEAD without a body is resent once when a pooled socket turns out to be dead.
+ * Only what the lane does not frame itself (HTTP/1.0, chunked bodies, `Expect`, upgrades) is
+ * handed to node:http with every byte not yet consumed (`socket.unshift`), and the connection
+ * stays with node:http and the front door from then on. Failures follow the exchange rules every
+ * transport shares (src/upstream/exchange-rules.ts): nothing sent → 503 + Retry-After; sent, no
+ * complete answer → 502/504 (CommitStateUnknown for a commit, whose answer is held until
+ * complete); answer already started → the client connection is cut; a GET or HEAD without a body
+ * is resent once when a pooled socket turns out to be dead.
  */
 import { STATUS_CODES } from 'node:http'
 import type net from 'node:net'
-import { ERRORS, errorBody, GateError, renderError, upstreamError, type UpstreamError } from '../../errors.js'
+import { ERRORS, errorBody, GateError, renderError, upstreamError, UpstreamError } from '../../errors.js'
 import type { GatedKind, GateOutcome } from '../../gate/commit-gate.js'
 import type { GateRequest } from '../../gate/gate-service.js'
-import { SOCKET_RETRY_CODES } from '../../upstream/client.js'
+import type { UpstreamClient } from '../../upstream/client.js'
+import { COMMIT_HOLD_LIMIT, isResendable, resendOnce } from '../../upstream/exchange-rules.js'
 import { forwardRequestHeaders, relayResponseHeaders } from '../../upstream/headers.js'
-import { COMMIT_HOLD_LIMIT } from '../../upstream/stream-forward.js'
 import { classifyRequest, type ClassifiedRequest, type RouteKind } from '../classify.js'
 import { hasContentCoding, needsGate } from '../../gate/commit-scan.js'
+import { configAnswer } from '../catalog-config.js'
+import { bodyTooLarge } from '../read-body.js'
 import { ChunkedScanner } from './chunked-scanner.js'
 import { HeadProgress, headersObject, parseRequestHead, unfinishedHeadProblem, type RequestHead } from './request-head.js'
 import { HEAD_END, scanResponseHead, type Framing } from './response-head.js'
@@ -48,6 +52,10 @@ export interface FastLaneContext {
   /** Times an upstream round trip up to its response head. */
   readonly observe: (method: string, status: number, seconds: number) => void
   readonly connections: Set<ClientConnection>
+  /** Buffered exchanges over `pool` (`/v1/config`). */
+  readonly client: UpstreamClient
+  /** Replaces the upstream's `uri` in `/v1/config`. */
+  readonly publicUrl: string | undefined
   /**
    * Judges a schema-relevant commit and forwards it over the fast lane's pool (the gate service
    * over `pool-client.ts`); absent, such commits are handed to node:http and Fastify.
@@ -55,8 +63,27 @@ export interface FastLaneContext {
   readonly gate: ((request: GateRequest) => Promise<GateOutcome>) | undefined
   /** An id for the audit record of a commit the fast lane gates. */
   readonly requestId: () => string
+  /**
+   * Answers a request for iceguard's own routes in process (Fastify's `inject`); absent, such a
+   * request hands its connection to node:http.
+   */
+  readonly local: ((request: LocalRequest) => Promise<LocalAnswer>) | undefined
   /** Told about a fault of the gate itself (a bug), for the log. */
   readonly onGateFault: ((err: unknown) => void) | undefined
+}
+
+export interface LocalRequest {
+  readonly method: string
+  readonly url: string
+  readonly headers: Record<string, string | string[]>
+  readonly body: Buffer
+  readonly remoteAddress: string | undefined
+}
+
+export interface LocalAnswer {
+  readonly statusCode: number
+  readonly headers: Readonly<Record<string, string | readonly string[] | undefined>>
+  readonly body: Buffer
 }
 
 const HEAD = 0 // waiting for (or reading) a request head; idle when `buf` is empty
@@ -122,6 +149,8 @@ export class ClientConnection implements UpstreamUser {
   upstreamHead = ''
   firstBody: Buffer | undefined = undefined
   bodyRemaining = 0
+  /** Bytes of a refused body still to be read and dropped before the connection closes. */
+  discard = 0
   up: UpstreamConnection | undefined = undefined
   startedAt = 0n
 
@@ -186,11 +215,21 @@ export class ClientConnection implements UpstreamUser {
         // A pipelined next request: kept until this answer is complete.
         this.buf = this.buf === undefined ? chunk : Buffer.concat([this.buf, chunk])
         this.socket.pause()
+        return
+      case DONE:
+        // The rest of a refused body, dropped; then the connection closes.
+        if (this.discard <= 0) return
+        this.discard -= chunk.length
+        if (this.discard <= 0) this.socket.destroy()
     }
   }
 
   readonly onEnd = (): void => {
-    if (this.phase === HEAD || this.phase === AWAIT) {
+    if (this.started) {
+      // The client hung up while its answer streams: nobody reads the rest (node:http aborts such
+      // an answer too), and the upstream socket, mid-answer, closes with this one (`onClose`).
+      this.socket.destroy()
+    } else if (this.phase === HEAD || this.phase === AWAIT) {
       // Half-closed by the client: the requests that arrived before are answered, as node:http
       // answers them, then the connection closes (`next`). Nothing in flight and no whole request
       // waiting: closed now (an unfinished head never completes).
@@ -220,7 +259,8 @@ export class ClientConnection implements UpstreamUser {
     // The client fell silent for the keep-alive timeout: between requests, mid-head or mid-body.
     // A request waiting for its answer is the upstream timeouts' to judge.
     // A client that stopped reading its answers is not waiting for anything.
-    if ((this.phase !== AWAIT || this.drainWait) && this.phase !== DONE) this.socket.destroy()
+    // A refused body that stopped coming is not waited for either.
+    if (this.phase !== AWAIT || this.drainWait) this.socket.destroy()
   }
 
   readonly onDrain = (): void => {
@@ -300,34 +340,107 @@ export class ClientConnection implements UpstreamUser {
   }
 
   /**
-   * The front door's choice (src/http/front-door.ts), made on the head alone where it can be, from
-   * the same triage (src/http/classify.ts). What the fast lane does not forward itself, refusals
-   * included, goes to node:http, which answers it the same way on either path.
+   * What to do with a request, from the triage both transports run (src/http/classify.ts): every
+   * Iceberg REST call is served here, whatever came before it on the connection; iceguard's own
+   * routes (admin, docs, health, metrics) go to node:http and Fastify.
    */
   decide (h: RequestHead, headLen: number): void {
-    // node:http keeps what it handles today: HTTP/1.0, chunked requests, the `special` ones
-    // (request-head.ts), a missing or repeated Host, and the shutdown refusal.
-    if (h.minor !== 1 || h.transferEncoding || h.special || h.hosts !== 1 || this.ctx.closing()) return this.handOver()
+    // node:http keeps the heads it frames itself: HTTP/1.0, chunked requests, the `special` ones
+    // (request-head.ts) and a missing or repeated Host.
+    if (h.minor !== 1 || h.transferEncoding || h.special || h.hosts !== 1) return this.handOver()
+    const ctx = this.ctx
+    if (ctx.closing()) {
+      // A request on a kept-alive connection after SIGTERM, answered as the front door does.
+      return this.answerOwn(h, 'passthrough', new GateError(ERRORS.SHUTTING_DOWN, 'iceguard is shutting down; the request was not forwarded and can be retried',
+        { headers: { 'retry-after': String(ctx.retryAfter) } }), headLen)
+    }
     const route = classifyRequest(h.method, h.target, h.contentLength > 0)
     const kind = route.kind
     if (kind === 'passthrough') return this.forward(h, headLen, kind, route.target, undefined)
-    if ((kind !== 'update-table' && kind !== 'transaction') || hasContentCoding(h.contentEncoding)) return this.handOver()
-    // A commit: read whole, then scan. Empty or over the limit: the front door answers it.
-    if (h.contentLength <= 0 || h.contentLength > this.ctx.bodyLimit) return this.handOver()
+    if (kind === 'local' && ctx.local === undefined) return this.handOver()
+    if (kind === 'config') return this.serveConfig(h, headLen, route.target)
+    // iceguard's own routes, a refusal or a write the gate may need: the body is read whole first
+    // (bounded), so that the connection can go on after the answer.
+    if (h.contentLength > ctx.bodyLimit) {
+      // The body is read and dropped while the answer goes out, so that the client, still
+      // sending, reads the 413 instead of a reset.
+      this.phase = DONE
+      this.discard = h.contentLength - ((this.buf as Buffer).length - headLen)
+      this.buf = undefined
+      return this.answerError(bodyTooLarge(ctx.bodyLimit))
+    }
+    const length = Math.max(h.contentLength, 0)
     const buf = this.buf as Buffer
-    if (buf.length < headLen + h.contentLength) {
+    if (buf.length < headLen + length) {
       this.phase = BODY_READ
-      this.needed = headLen + h.contentLength
+      this.needed = headLen + length
       return
     }
-    const body = buf.subarray(headLen, headLen + h.contentLength)
-    if (needsGate(body)) {
-      // Schema-relevant (or unreadable): the gate's, judged here when the fast lane has it;
-      // otherwise the whole request goes to node:http and Fastify.
-      if (this.ctx.gate === undefined) return this.handOver()
-      return this.gate(h, headLen, route, body)
-    }
-    this.forward(h, headLen, kind, route.target, body)
+    const body = buf.subarray(headLen, headLen + length)
+    if (kind === 'local') return this.serveLocal(h, headLen + length, body)
+    if (kind === 'refused') return this.answerOwn(h, kind, new GateError(ERRORS.BAD_REQUEST, route.message ?? 'Cannot forward the request'), headLen + length)
+    // The same choice as Fastify's write route (routes/iceberg/write.ts): a data-only commit is
+    // forwarded from its bytes; every other write is the gate's.
+    const scannable = (kind === 'update-table' || kind === 'transaction') && !hasContentCoding(h.contentEncoding)
+    if (scannable && !needsGate(body)) return this.forward(h, headLen, kind, route.target, body)
+    if (ctx.gate === undefined) return this.handOver()
+    this.gate(h, headLen, route, body, scannable)
+  }
+
+  /** Marks the request at the start of `buf` (`used` bytes) as answered here; pipelined bytes wait. */
+  take (h: RequestHead, kind: RouteKind, target: string, used: number, commit: boolean): void {
+    const buf = this.buf as Buffer
+    this.buf = used < buf.length ? buf.subarray(used) : undefined
+    this.method = h.method
+    this.target = target
+    this.kind = kind
+    this.commit = commit
+    this.closeAfter = this.closeAfter || h.close
+    this.phase = AWAIT
+    if (this.buf !== undefined) this.socket.pause()
+  }
+
+  /** Answers with iceguard's own ErrorModel, nothing forwarded; the connection goes on. */
+  answerOwn (h: RequestHead, kind: RouteKind, err: GateError, used: number): void {
+    this.take(h, kind, h.target, used, false)
+    const out = err.toResponse()
+    this.answerGated(err.statusCode, err.headers, undefined, Buffer.from(JSON.stringify(out)), true)
+  }
+
+  /**
+   * iceguard's own routes (admin, operations, docs), rare next to Iceberg calls: Fastify answers
+   * them in process (`ctx.local`, its `inject`) and the connection stays in the lane. Fastify's
+   * hooks count and log them as on node:http.
+   */
+  serveLocal (h: RequestHead, used: number, body: Buffer): void {
+    const ctx = this.ctx
+    this.take(h, 'local', h.target, used, false)
+    const local = ctx.local as NonNullable<FastLaneContext['local']>
+    local({ method: h.method, url: h.target, headers: headersObject(h.rawHeaders), body, remoteAddress: this.socket.remoteAddress }).then((res) => {
+      if (this.phase === DONE) return
+      this.answerGated(res.statusCode, res.headers, undefined, h.method === 'HEAD' ? Buffer.alloc(0) : res.body, false, false)
+    }, (err: unknown) => this.onGateFailed(err))
+  }
+
+  /** `GET /v1/config`: read whole over the pool, `uri`s rewritten (src/http/catalog-config.ts). */
+  serveConfig (h: RequestHead, headLen: number, target: string): void {
+    const ctx = this.ctx
+    this.take(h, 'config', target, headLen, false)
+    const headers = forwardRequestHeaders(h.rawHeaders, { remoteAddress: this.socket.remoteAddress, encrypted: false }, true)
+      .filter((_, i, all) => (i % 2 === 0 ? all[i] : all[i - 1]) !== 'accept-encoding')
+    // The body is rewritten, so it is asked for uncompressed.
+    headers.push('accept-encoding', 'identity')
+    ctx.client.request({ method: 'GET', path: target, headers }).then((res) => {
+      if (this.phase === DONE) return
+      const answer = configAnswer(res, ctx.publicUrl)
+      this.answerGated(answer.statusCode, answer.headers, undefined, answer.body, false)
+    }).catch((err: unknown) => {
+      if (this.phase === DONE) return
+      this.phase = DONE
+      const mapped = err instanceof GateError ? err : upstreamError(err, false, false, ctx.retryAfter)
+      if (mapped instanceof UpstreamError) ctx.onError?.(mapped, this.method, this.target)
+      this.answerError(mapped)
+    })
   }
 
   /**
@@ -336,25 +449,16 @@ export class ClientConnection implements UpstreamUser {
    * (routes/iceberg/gated-write.ts); only the transport differs. Pipelined bytes wait, as for an
    * answer in flight.
    */
-  gate (h: RequestHead, headLen: number, route: ClassifiedRequest, body: Buffer): void {
+  gate (h: RequestHead, headLen: number, route: ClassifiedRequest, body: Buffer, scanned: boolean): void {
     const ctx = this.ctx
-    const buf = this.buf as Buffer
-    const used = headLen + body.length
-    this.buf = used < buf.length ? buf.subarray(used) : undefined
-    this.method = h.method
-    this.target = route.target
-    this.kind = route.kind
-    this.commit = true
-    this.closeAfter = this.closeAfter || h.close
-    this.phase = AWAIT
-    if (this.buf !== undefined) this.socket.pause()
+    this.take(h, route.kind, route.target, headLen + body.length, true)
     const judging = (ctx.gate as NonNullable<FastLaneContext['gate']>)({
       kind: route.kind as GatedKind,
       ident: { prefix: route.prefix, namespace: route.namespace, table: route.table },
       method: h.method,
       path: route.target,
       rawBody: body,
-      scanned: true,
+      scanned,
       headers: headersObject(h.rawHeaders),
       forwardHeaders: forwardRequestHeaders(h.rawHeaders, { remoteAddress: this.socket.remoteAddress, encrypted: false }, true),
       requestId: ctx.requestId()
@@ -385,13 +489,13 @@ export class ClientConnection implements UpstreamUser {
 
   /** Writes a whole answer (the gate's or the upstream's, as the gate relays it), then goes on. */
   answerGated (status: number, headers: Readonly<Record<string, string | readonly string[] | undefined>>,
-    extra: Readonly<Record<string, string>> | undefined, body: Buffer, own: boolean): void {
+    extra: Readonly<Record<string, string>> | undefined, body: Buffer, own: boolean, count = true): void {
     const ctx = this.ctx
     let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\n`
     if (own) head += `content-type: application/json; charset=utf-8\r\ndate: ${new Date().toUTCString()}\r\n`
     for (const name in headers) {
       const value = headers[name]
-      if (value === undefined || name === 'content-length' || name === 'connection' || name === 'keep-alive') continue
+      if (value === undefined || name === 'content-length' || name === 'connection' || name === 'keep-alive' || name === 'transfer-encoding') continue
       if (typeof value === 'string') head += `${name}: ${value}\r\n`
       else for (const v of value) head += `${name}: ${v}\r\n`
     }
@@ -408,7 +512,7 @@ export class ClientConnection implements UpstreamUser {
       this.socket.write(body)
       this.socket.uncork()
     }
-    ctx.count(this.kind, this.method, status)
+    if (count) ctx.count(this.kind, this.method, status)
     this.afterAnswer()
   }
 
@@ -421,7 +525,7 @@ export class ClientConnection implements UpstreamUser {
     this.kind = kind
     this.commit = commitBody !== undefined
     this.closeAfter = this.closeAfter || h.close
-    this.retryable = h.contentLength <= 0 && (h.method === 'GET' || h.method === 'HEAD')
+    this.retryable = isResendable(h.method, h.contentLength > 0)
     this.retried = false
     this.sent = false
     const headers = forwardRequestHeaders(h.rawHeaders, { remoteAddress: this.socket.remoteAddress, encrypted: false })
@@ -754,8 +858,7 @@ export class ClientConnection implements UpstreamUser {
       up.socket.destroy()
     }
     if (this.phase === DONE) return
-    const code = (err as { code?: string }).code
-    if (this.retryable && !this.retried && this.sent && !this.resHeadDone && this.resBuf === undefined && code !== undefined && SOCKET_RETRY_CODES.has(code)) {
+    if (resendOnce(this.retryable, this.retried, this.sent, this.resHeadDone || this.resBuf !== undefined, err)) {
       // The upstream closed a pooled keep-alive connection as we wrote to it: resend once.
       this.retried = true
       this.sent = false
@@ -781,6 +884,6 @@ export class ClientConnection implements UpstreamUser {
     for (const [name, value] of Object.entries(out.headers)) if (name !== 'connection') head += `${name}: ${value}\r\n`
     this.ctx.count(this.kind, this.method, out.statusCode)
     // The connection is not reused after a failed exchange: part of a request body may be unread.
-    this.socket.end(`${head}connection: close\r\n\r\n${out.body}`, 'utf8', () => this.socket.destroy())
+    this.socket.end(`${head}connection: close\r\n\r\n${out.body}`, 'utf8', () => { if (this.discard <= 0) this.socket.destroy() })
   }
 }

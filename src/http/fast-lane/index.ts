@@ -3,21 +3,18 @@
  *
  * Why: on small requests a `node:http` server with an undici client spends most of its CPU in
  * Node's per-request machinery (IncomingMessage, ServerResponse, undici's request objects and
- * parser callbacks), several times what nginx spends. Pass-through calls and data-only commits
- * need none of it: their heads are read and rewritten here, bodies are relayed as bytes over
- * pooled keep-alive upstream sockets. Schema commits (table and transaction commits the gate must
- * see) are read whole and judged here too, by the same gate over the same pool
- * (`useGate`, pool-client.ts). Every other request (GET /v1/config, creates, registers and view
- * writes, admin, operations, docs, anything unusual) hands its connection to the node:http server
- * Fastify runs on, which keeps it from then on, so those paths are exactly what they were. See
- * docs/performance.md for the figures.
- *
- * Only a plain-HTTP upstream is supported; with an https upstream the fast lane stays off and
- * node:http with the front door serves everything, as before.
+ * parser callbacks), several times what nginx spends (docs/performance.md). The lane reads and
+ * rewrites request heads itself and relays bodies as bytes over pooled keep-alive upstream
+ * sockets. It serves every Iceberg REST call (`/v1/...`): pass-through calls are relayed as they
+ * stream, `/v1/config` is read whole and rewritten, writes are read whole and judged by the same
+ * gate as on node:http. What it does not serve (iceguard's own routes, HTTP/1.0, chunked
+ * requests, `Expect`, upgrades) hands the connection to the node:http server Fastify runs on.
+ * `--fast-lane off` leaves every request to node:http.
  */
 import type http from 'node:http'
 import { maxHeaderSize } from 'node:http'
 import type net from 'node:net'
+import type tls from 'node:tls'
 import type { RouteKind } from '../classify.js'
 import type { UpstreamError } from '../../errors.js'
 import { metrics, type IceguardMetrics } from '../../metrics/iceguard-metrics.js'
@@ -25,12 +22,15 @@ import type { BoundCounter, BoundHistogram } from '../../metrics/registry.js'
 import type { GateService } from '../../gate/gate-service.js'
 import type { UpstreamClient } from '../../upstream/client.js'
 import { ClientConnection, type FastLaneContext } from './client-connection.js'
+export type { LocalAnswer, LocalRequest } from './client-connection.js'
 import { createPoolClient } from './pool-client.js'
 import { UpstreamPool } from './upstream-pool.js'
 
 export interface FastLaneOptions {
-  /** Upstream origin (`http://host:port`). */
+  /** Upstream origin (`http://host:port` or `https://host:port`). */
   readonly origin: string
+  /** TLS settings for an `https` upstream on top of Node's defaults (a test's own CA). */
+  readonly tls?: tls.ConnectionOptions
   readonly basePath: string
   readonly connections: number
   readonly connectTimeout: number
@@ -43,18 +43,13 @@ export interface FastLaneOptions {
   readonly retryAfter: number
   /** Largest upstream answer the gate's buffered exchanges read. */
   readonly maxResponseBytes: number
+  /** Replaces the upstream's `uri` in `/v1/config`. */
+  readonly publicUrl: string | undefined
   /** True once the server is closing. */
   readonly closing: () => boolean
   /** Called for failures worth a log line (never per successful request). */
   readonly onError?: (err: UpstreamError, method: string, url: string) => void
   readonly metrics?: IceguardMetrics
-}
-
-/** Why the fast lane cannot serve this upstream, or undefined when it can. */
-export function fastLaneUnsupported (origin: string): string | undefined {
-  const url = new URL(origin)
-  if (url.protocol !== 'http:') return `the upstream is ${url.protocol.slice(0, -1)}; the fast lane speaks plain HTTP only`
-  return undefined
 }
 
 export class FastLane {
@@ -69,16 +64,36 @@ export class FastLane {
     const m = opts.metrics ?? metrics
     this.#pool = new UpstreamPool({
       host: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
-      port: url.port === '' ? 80 : Number(url.port),
+      port: url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80,
       connections: opts.connections,
       connectTimeout: opts.connectTimeout,
-      keepAliveTimeout: opts.upstreamKeepAliveTimeout
+      keepAliveTimeout: opts.upstreamKeepAliveTimeout,
+      ...(url.protocol === 'https:' && { tls: opts.tls ?? {} })
     })
     // One bound series per label set seen (few: operation kinds, methods, statuses), as routes/ops.ts does.
     const counters = new Map<string, BoundCounter>()
     const timers = new Map<string, BoundHistogram>()
     // Audit ids of the commits gated here (Fastify numbers its own requests `req-N`).
     let requests = 0
+    const observe = (method: string, status: number, seconds: number): void => {
+      const key = `${status} ${method}`
+      let bound = timers.get(key)
+      if (bound === undefined) {
+        bound = m.upstreamLatency.labels({ method, status: String(status) })
+        timers.set(key, bound)
+      }
+      bound.observe(seconds)
+    }
+    this.client = createPoolClient({
+      pool: this.#pool,
+      basePath: opts.basePath,
+      upstreamHost: url.host,
+      headersTimeout: opts.headersTimeout,
+      bodyTimeout: opts.bodyTimeout,
+      retryAfter: opts.retryAfter,
+      maxResponseBytes: opts.maxResponseBytes,
+      observe
+    })
     this.#ctx = {
       pool: this.#pool,
       basePath: opts.basePath,
@@ -101,30 +116,15 @@ export class FastLane {
         }
         bound.inc()
       },
-      observe (method: string, status: number, seconds: number): void {
-        const key = `${status} ${method}`
-        let bound = timers.get(key)
-        if (bound === undefined) {
-          bound = m.upstreamLatency.labels({ method, status: String(status) })
-          timers.set(key, bound)
-        }
-        bound.observe(seconds)
-      },
+      observe,
       connections: this.#connections,
+      client: this.client,
+      publicUrl: opts.publicUrl,
       gate: undefined,
+      local: undefined,
       requestId: () => `lane-${(++requests).toString(36)}`,
       onGateFault: undefined
     }
-    this.client = createPoolClient({
-      pool: this.#pool,
-      basePath: opts.basePath,
-      upstreamHost: url.host,
-      headersTimeout: opts.headersTimeout,
-      bodyTimeout: opts.bodyTimeout,
-      retryAfter: opts.retryAfter,
-      maxResponseBytes: opts.maxResponseBytes,
-      observe: this.#ctx.observe
-    })
   }
 
   /**
@@ -137,6 +137,20 @@ export class FastLane {
     const ctx = this.#ctx as { gate: FastLaneContext['gate'], onGateFault: FastLaneContext['onGateFault'] }
     ctx.gate = async (request) => await gate.handle(request)
     ctx.onGateFault = onFault
+  }
+
+  /** The lane pool's connection budget, for undici's sockets to count against (src/upstream/index.ts). */
+  reserve (cb: (err: Error | null, release?: () => void) => void): void {
+    this.#pool.reserve(cb)
+  }
+
+  /**
+   * Requests for iceguard's own routes are answered in the lane by `local` (Fastify's `inject`)
+   * instead of handing the connection to node:http, so that a connection that asked for /healthz
+   * or the admin API keeps the lane for its Iceberg calls.
+   */
+  useLocal (local: NonNullable<FastLaneContext['local']>): void {
+    (this.#ctx as { local: FastLaneContext['local'] }).local = local
   }
 
   /**

@@ -1,17 +1,17 @@
 /**
- * The buffered upstream client (the contract of src/upstream/client.ts) over the fast lane's own
- * pool: the gate's base-metadata GET and the commit it forwards, for gated commits the fast lane
- * serves itself (client-connection.ts `gate`).
+ * The buffered upstream client (the contract of src/upstream/client.ts) over the fast lane's
+ * pool: `/v1/config`, the gate's base-metadata GET and the commit it forwards, on both transports
+ * while the lane is on (src/app.ts).
  *
  * Why a second client: on a schema commit the undici client's request objects, parser callbacks
  * and its pool sit on the critical path twice (the base load, then the commit). Over the fast
  * lane's raw keep-alive sockets the same two exchanges cost a written head and a parsed one.
- * Failures keep the contract: `UpstreamError` from the catalogue, with `sent` telling whether
- * the request reached the upstream; a GET is resent once when a pooled socket turns out to be
- * dead, a POST never.
+ * Failures keep the contract and the shared exchange rules (src/upstream/exchange-rules.ts):
+ * `UpstreamError` from the catalogue, with `sent` telling whether the request reached the
+ * upstream; a GET is resent once when a pooled socket turns out to be dead, a POST never.
  */
-import { upstreamError } from '../../errors.js'
-import { flatHeaders, SOCKET_RETRY_CODES, type UpstreamClient, type UpstreamRequest, type UpstreamResponse } from '../../upstream/client.js'
+import { isResendable, resendOnce, upstreamError } from '../../upstream/exchange-rules.js'
+import { flatHeaders, type UpstreamClient, type UpstreamRequest, type UpstreamResponse } from '../../upstream/client.js'
 import { headersToObject, relayResponseHeaders } from '../../upstream/headers.js'
 import { ChunkedScanner } from './chunked-scanner.js'
 import { codedError } from './coded-error.js'
@@ -68,7 +68,7 @@ class Exchange implements UpstreamUser {
     this.#opts = opts
     this.#method = req.method
     this.#commit = req.commit === true
-    this.#retryable = req.body === undefined && (req.method === 'GET' || req.method === 'HEAD')
+    this.#retryable = isResendable(req.method, req.body !== undefined)
     this.#resolve = resolve
     this.#reject = reject
     const headers = flatHeaders(req.headers)
@@ -215,9 +215,7 @@ class Exchange implements UpstreamUser {
       up.user = undefined
       up.socket.destroy()
     }
-    const code = (err as { code?: string }).code
-    if (this.#retryable && !this.#retried && this.#sent && this.#head === undefined && this.#headBytes === undefined &&
-      code !== undefined && SOCKET_RETRY_CODES.has(code)) {
+    if (resendOnce(this.#retryable, this.#retried, this.#sent, this.#head !== undefined || this.#headBytes !== undefined, err)) {
       // The upstream closed a pooled keep-alive connection as we wrote to it: resend once.
       this.#retried = true
       this.#sent = false

@@ -1,5 +1,5 @@
 /**
- * Keep-alive TCP connections to a plain-HTTP upstream, one request at a time on each (no
+ * Keep-alive connections to the upstream (TCP, or TLS for an `https` upstream), one request at a time on each (no
  * pipelining: a reset could otherwise replay a POST), at most `connections` of them; callers
  * wait in order when all are busy. Each socket gets its listeners once; events go to whichever
  * exchange holds the socket (`user`), so a request adds and removes no listeners.
@@ -9,6 +9,7 @@
  * upstream is about to close (what undici does too).
  */
 import net from 'node:net'
+import tls from 'node:tls'
 import { codedError } from './coded-error.js'
 
 /** The exchange currently using an upstream socket. */
@@ -33,9 +34,15 @@ export interface UpstreamPoolOptions {
   readonly connections: number
   readonly connectTimeout: number
   readonly keepAliveTimeout: number
+  /**
+   * TLS for an `https` upstream: the server name and certificate checks of `tls.connect`, whose
+   * defaults are Node's (its CA store plus NODE_EXTRA_CA_CERTS), as undici's are.
+   */
+  readonly tls?: tls.ConnectionOptions
 }
 
 export type Acquired = (err: Error | null, conn?: UpstreamConnection) => void
+export type Reserved = (err: Error | null, release?: () => void) => void
 
 /** Margin kept before the upstream's advertised keep-alive timeout. */
 const KEEP_ALIVE_MARGIN = 1000
@@ -68,6 +75,13 @@ export class UpstreamConnection {
 
   constructor (opts: UpstreamPoolOptions, onReady: Acquired, onRead: (conn: UpstreamConnection, chunk: Buffer) => void) {
     this.onReady = onReady
+    if (opts.tls !== undefined) {
+      // TLS sockets take no `onread`: decrypted bytes come as 'data', each chunk a buffer of its own.
+      this.socket = tls.connect({ host: opts.host, port: opts.port, servername: net.isIP(opts.host) === 0 ? opts.host : undefined, ...opts.tls })
+      this.socket.setNoDelay(true)
+      this.socket.on('data', (chunk: Buffer) => { onRead(this, chunk) })
+      return
+    }
     this.socket = net.connect({
       host: opts.host,
       port: opts.port,
@@ -102,6 +116,9 @@ export class UpstreamPool {
   readonly #idle: UpstreamConnection[] = []
   readonly #waiting: Acquired[] = []
   readonly #all = new Set<UpstreamConnection>()
+  /** Slots held by sockets this pool does not manage (`reserve`). */
+  #reserved = 0
+  readonly #reserving: Reserved[] = []
   #closed = false
 
   constructor (opts: UpstreamPoolOptions) {
@@ -123,7 +140,7 @@ export class UpstreamPool {
       cb(null, conn)
       return
     }
-    if (this.#all.size < this.#opts.connections) this.#connect(cb)
+    if (this.#free()) this.#connect(cb)
     else this.#waiting.push(cb)
   }
 
@@ -137,6 +154,11 @@ export class UpstreamPool {
     const next = this.#waiting.shift()
     if (next !== undefined) {
       next(null, conn)
+      return
+    }
+    if (this.#reserving.length > 0) {
+      // Another client of the budget is waiting for a slot: this socket's is given up to it.
+      conn.socket.destroy()
       return
     }
     const idleMs = keepAliveHintMs > 0 ? Math.min(this.#opts.keepAliveTimeout, keepAliveHintMs - KEEP_ALIVE_MARGIN) : this.#opts.keepAliveTimeout
@@ -153,6 +175,7 @@ export class UpstreamPool {
     this.#closed = true
     for (const conn of this.#idle.splice(0)) conn.socket.destroy()
     for (const cb of this.#waiting.splice(0)) cb(codedError('the upstream connection pool is closed', 'UND_ERR_CLOSED'))
+    for (const cb of this.#reserving.splice(0)) cb(codedError('the upstream connection pool is closed', 'UND_ERR_CLOSED'))
   }
 
   #connect (cb: Acquired): void {
@@ -160,7 +183,7 @@ export class UpstreamPool {
     const socket = conn.socket
     this.#all.add(conn)
     socket.setTimeout(this.#opts.connectTimeout)
-    socket.on('connect', () => {
+    socket.on(this.#opts.tls === undefined ? 'connect' : 'secureConnect', () => {
       conn.connected = true
       socket.setTimeout(0)
       const ready = conn.onReady
@@ -190,9 +213,53 @@ export class UpstreamPool {
       const user = conn.user
       conn.user = undefined
       if (user !== undefined) user.onUpstreamError(err)
-      // A slot opened up: start a connection for the next caller in line.
-      const next = this.#closed ? undefined : this.#waiting.shift()
-      if (next !== undefined) this.acquire(next)
+      this.#slotFreed()
     })
+  }
+
+  /**
+   * Holds one of the `connections` slots for a socket this pool does not manage, until the
+   * `release` it is given is called: undici's, which streams what node:http forwards
+   * (src/upstream/index.ts), so that both count against one `--upstream-connections` budget. When
+   * the budget is spent, an idle socket of this pool is closed to make room, or the caller waits.
+   */
+  reserve (cb: Reserved): void {
+    if (this.#closed) {
+      cb(codedError('the upstream connection pool is closed', 'UND_ERR_CLOSED'))
+      return
+    }
+    if (this.#free()) {
+      this.#grant(cb)
+      return
+    }
+    this.#reserving.push(cb)
+    this.#idle.shift()?.socket.destroy()
+  }
+
+  #free (): boolean {
+    return this.#all.size + this.#reserved < this.#opts.connections
+  }
+
+  #grant (cb: Reserved): void {
+    this.#reserved++
+    let released = false
+    cb(null, () => {
+      if (released) return
+      released = true
+      this.#reserved--
+      this.#slotFreed()
+    })
+  }
+
+  /** A slot opened up: the next caller in line gets it, this pool's own first. */
+  #slotFreed (): void {
+    if (this.#closed || !this.#free()) return
+    const next = this.#waiting.shift()
+    if (next !== undefined) {
+      this.acquire(next)
+      return
+    }
+    const reserving = this.#reserving.shift()
+    if (reserving !== undefined) this.#grant(reserving)
   }
 }
