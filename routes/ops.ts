@@ -59,34 +59,8 @@ async function ops (app: FastifyInstance, opts: OpsOptions): Promise<void> {
   const m = opts.metrics ?? processMetrics
   const readyTimeout = opts.readyTimeoutMs ?? 5000
 
-  // One bound series per route, method and status seen (a bounded set: route patterns and
-  // operation kinds, HTTP methods, status codes), so counting a request builds no label key.
-  const series = new Map<string, BoundCounter>()
-  const count = (route: string, method: string, status: number): void => {
-    const key = `${status} ${method} ${route}`
-    let bound = series.get(key)
-    if (bound === undefined) {
-      bound = m.requests.labels({ route, method, status: String(status) })
-      series.set(key, bound)
-    }
-    bound.inc()
-  }
-  app.addHook('onRequest', async (request) => { (request.raw as Marked)[COUNTED] = true })
-  app.addHook('onResponse', async (request, reply) => {
-    count(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode)
-  })
-  const onServerRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    res.once('finish', () => {
-      if ((req as Marked)[COUNTED] === true) return
-      count(uncountedRoute(req), req.method ?? 'UNKNOWN', res.statusCode)
-    })
-  }
-  app.server.on('request', onServerRequest)
   const stopLatency = opts.upstreamUrl === undefined ? () => {} : observeUpstreamLatency(opts.upstreamUrl, m)
-  app.addHook('onClose', async () => {
-    app.server.off('request', onServerRequest)
-    stopLatency()
-  })
+  app.addHook('onClose', async () => { stopLatency() })
 
   const typed = app.withTypeProvider<TypeBoxTypeProvider>()
   typed.get('/healthz', {
@@ -144,5 +118,47 @@ async function ops (app: FastifyInstance, opts: OpsOptions): Promise<void> {
     return reply.type(PROMETHEUS_CONTENT_TYPE).send(m.registry.render())
   })
 }
+
+/**
+ * Counts every request in `iceguard_http_requests_total`. Registered before any route (the API
+ * document and its UI included), so Fastify's hooks see each request Fastify serves, whether it
+ * came through node:http or the fast lane's in-process `inject`; requests the front door streams
+ * past Fastify are counted from the server by the Iceberg operation they are.
+ */
+async function requestMetrics (app: FastifyInstance, opts: { readonly metrics?: IceguardMetrics }): Promise<void> {
+  const m = opts.metrics ?? processMetrics
+  // One bound series per route, method and status seen (a bounded set: route patterns and
+  // operation kinds, HTTP methods, status codes), so counting a request builds no label key.
+  const series = new Map<string, BoundCounter>()
+  const count = (route: string, method: string, status: number): void => {
+    const key = `${status} ${method} ${route}`
+    let bound = series.get(key)
+    if (bound === undefined) {
+      bound = m.requests.labels({ route, method, status: String(status) })
+      series.set(key, bound)
+    }
+    bound.inc()
+  }
+  app.addHook('onRequest', async (request) => { (request.raw as Marked)[COUNTED] = true })
+  app.addHook('onResponse', async (request, reply) => {
+    count(ownRoute(request.routeOptions.url), request.method, reply.statusCode)
+  })
+  const onServerRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    res.once('finish', () => {
+      if ((req as Marked)[COUNTED] === true) return
+      count(uncountedRoute(req), req.method ?? 'UNKNOWN', res.statusCode)
+    })
+  }
+  app.server.on('request', onServerRequest)
+  app.addHook('onClose', async () => { app.server.off('request', onServerRequest) })
+}
+
+/** The API document's UI serves many asset routes: one label for all of them. */
+function ownRoute (pattern: string | undefined): string {
+  if (pattern === undefined) return 'unmatched'
+  return pattern === '/docs' || pattern.startsWith('/docs/') ? '/docs/*' : pattern
+}
+
+export const requestMetricsPlugin = fp(requestMetrics, { name: 'iceguard-request-metrics', fastify: '5.x' })
 
 export default fp(ops, { name: 'iceguard-ops', fastify: '5.x' })

@@ -28,6 +28,7 @@ import { policyWebhooks } from './decisions/policy-webhooks.js'
 import { configureTableHistory } from './iceberg/history-store.js'
 import { createUpstream, type Upstream } from './upstream/index.js'
 import routes, { type RoutesOptions } from '../routes/index.js'
+import { requestMetricsPlugin } from '../routes/ops.js'
 
 /** The name the global webhook's secret goes by in the outbox (the value stays in the configuration). */
 const GLOBAL_WEBHOOK_SECRET = 'ICEGUARD_WEBHOOK_SECRET'
@@ -198,6 +199,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     return { statusCode: res.statusCode, headers, body: res.rawPayload }
   })
   // Before the routes: the document is collected from routes as they are added.
+  // Counted from the first route on, the API document's included.
+  await app.register(requestMetricsPlugin)
   await app.register(swaggerPlugin)
   await app.register(routes, options.console ?? {})
   return app
