@@ -35,6 +35,7 @@ function buildFields (total: number): { fields: JsonField[], lastId: number } {
   const leaf = (i: number): JsonField => ({ id: next(), name: `c${i}`, required: false, type: i % 3 === 0 ? 'int' : i % 3 === 1 ? 'string' : 'decimal(10, 2)' })
   const group = (depth: number, budget: number): JsonField[] => {
     const out: JsonField[] = []
+    // eslint-disable-next-line no-unmodified-loop-condition -- next() advances it
     for (let i = 0; i < 10 && id < budget; i++) {
       if (depth < 3 && i === 7) {
         const sid = next()
@@ -56,6 +57,7 @@ function buildFields (total: number): { fields: JsonField[], lastId: number } {
   }
   const top: JsonField[] = []
   let t = 0
+  // eslint-disable-next-line no-unmodified-loop-condition -- next() advances it
   while (id < total) top.push({ id: next(), name: `t${t++}`, required: false, type: { type: 'struct', fields: group(1, total) } })
   return { fields: top, lastId: id }
 }

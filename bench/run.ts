@@ -251,4 +251,3 @@ main().catch(err => {
   killAll()
   process.exitCode = 1
 })
-

@@ -121,8 +121,10 @@ function startCatalog (): Promise<{ url: string, close: () => void }> {
       }
       const body = JSON.parse(Buffer.concat(chunks).toString()) as { requirements: Json[], updates: Json[] }
       for (const r of body.requirements) {
-        const ok = r.type === 'assert-table-uuid' ? r.uuid === t.meta['table-uuid']
-          : r.type === 'assert-current-schema-id' ? r['current-schema-id'] === t.meta['current-schema-id']
+        const ok = r.type === 'assert-table-uuid'
+          ? r.uuid === t.meta['table-uuid']
+          : r.type === 'assert-current-schema-id'
+            ? r['current-schema-id'] === t.meta['current-schema-id']
             : r.type === 'assert-last-assigned-field-id' ? r['last-assigned-field-id'] === t.meta['last-column-id'] : true
         if (!ok) return send(409, `{"error":{"message":"Requirement failed: ${String(r.type)}","type":"CommitFailedException","code":409}}`)
       }

@@ -286,4 +286,3 @@ main().catch(err => {
   killAll()
   process.exitCode = 1
 })
-

@@ -73,13 +73,17 @@ export function loggerOptions (config: Pick<Config, 'logLevel'>): FastifyServerO
 }
 
 export async function buildApp (config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
+  // Assigned once below; the upstream's and the lane's error callbacks, made first, log through it.
+  // eslint-disable-next-line prefer-const
   let app: FastifyInstance | undefined
   let closing = false
   configureTableHistory({ maxBytes: config.gateHistoryMemory, onOutcome: outcome => { processMetrics.tableHistory.inc({ outcome }) } })
   // The fast lane needs the upstream as configured (an injected upstream is the tests' own).
   const origin = config.upstreamOrigin
-  const fastLaneOff = !config.fastLane ? '--fast-lane off'
-    : options.upstream !== undefined ? 'an upstream connection was injected'
+  const fastLaneOff = !config.fastLane
+    ? '--fast-lane off'
+    : options.upstream !== undefined
+      ? 'an upstream connection was injected'
       : origin === undefined ? 'no upstream' : undefined
   const fastLane = fastLaneOff !== undefined || origin === undefined
     ? undefined

@@ -311,7 +311,7 @@ t.test('a 64-bit snapshot id round-trips exactly through add-snapshot, set-snaps
   t.equal(String(md['snapshot-log'][0]['snapshot-id']), BIG)
   // Requirements compare exact values: an id one off (same double!) is a different snapshot.
   t.equal(Number('3055729675574597005'), Number(BIG), 'both ids round to the same double')
-  const exact = await call(c, 'POST', TABLE, `{"requirements":[{"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":3055729675574597005}],"updates":[]}`)
+  const exact = await call(c, 'POST', TABLE, '{"requirements":[{"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":3055729675574597005}],"updates":[]}')
   failsWith(t, exact, 409, 'CommitFailedException', new RegExp(`expected id 3055729675574597005 != ${BIG}`))
   const match = await call(c, 'POST', TABLE, `{"requirements":[{"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":${BIG}}],"updates":[{"action":"set-properties","updates":{"k":"v"}}]}`)
   t.equal(match.status, 200)

@@ -140,7 +140,7 @@ t.test('one metadata builder: the catalog stores what the gate judged', async t 
   }
   const final = await gateBase(t, c)
   t.equal(final.refs.main, BIG, 'the 64-bit id is exact on both sides')
-  t.equal(final.properties.__proto__, 'x', 'a __proto__ property is data on both sides')
+  t.equal(final.properties.__proto__, 'x', 'a __proto__ property is data on both sides') // eslint-disable-line no-proto -- a JSON key named __proto__ is data here
 })
 
 t.test('one builder for failures too: the catalog refuses with the issue the gate reports', async t => {

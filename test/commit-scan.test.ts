@@ -97,8 +97,8 @@ t.test('bodies the scanner must refuse', async t => {
     'bare fraction': '{"a":.5}',
     'dot without digits': '{"a":1.}',
     'exponent without digits': '{"a":1e}',
-    'NaN': '{"a":NaN}',
-    'Infinity': '{"a":Infinity}',
+    NaN: '{"a":NaN}',
+    Infinity: '{"a":Infinity}',
     'hex number': '{"a":0x10}',
     'capital literal': '{"a":True}',
     'short literal': '{"a":nul}',
@@ -151,13 +151,16 @@ t.test('the scan leaves no state behind for the next body', async t => {
 
 /** An action as a client might write it: any case, sometimes \u-escaped, sometimes not a string. */
 const actionValue = fc.oneof(
-  { weight: 6, arbitrary: fc.tuple(fc.constantFrom(...DATA_ACTIONS, ...SCHEMA_ACTIONS, 'bogus', ''), fc.constantFrom('lower', 'upper', 'escape', 'mixed'))
-    .map(([a, how]) => {
-      if (how === 'upper') return JSON.stringify(a.toUpperCase())
-      if (how === 'mixed') return JSON.stringify(a.replace(/^./, c => c.toUpperCase()))
-      if (how === 'escape') return JSON.stringify(a).replace(/[a-z]/, c => `\\u00${c.charCodeAt(0).toString(16)}`)
-      return JSON.stringify(a)
-    }) },
+  {
+    weight: 6,
+    arbitrary: fc.tuple(fc.constantFrom(...DATA_ACTIONS, ...SCHEMA_ACTIONS, 'bogus', ''), fc.constantFrom('lower', 'upper', 'escape', 'mixed'))
+      .map(([a, how]) => {
+        if (how === 'upper') return JSON.stringify(a.toUpperCase())
+        if (how === 'mixed') return JSON.stringify(a.replace(/^./, c => c.toUpperCase()))
+        if (how === 'escape') return JSON.stringify(a).replace(/[a-z]/, c => `\\u00${c.charCodeAt(0).toString(16)}`)
+        return JSON.stringify(a)
+      })
+  },
   { weight: 1, arbitrary: fc.constantFrom('1', 'null', 'true', '[]', '{}', '["add-snapshot"]', '{"action":"add-snapshot"}') }
 )
 const actionKey = fc.constantFrom('"action"', '"action"', '"action"', '"Action"', '"ACTION"', '"act\\u0069on"', '"actions"', '"act\\nion"', '"type"')

@@ -158,15 +158,26 @@ t.test('the documentation\'s examples run against a real iceguard', async t => {
     } as never
   })
   // The playground's table is at schema 1 (a country column added from Spark) when its curl runs.
-  const evolved = await request(`${catalog.url}/v1/namespaces/db/tables/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({
-    requirements: [{ type: 'assert-current-schema-id', 'current-schema-id': 0 }],
-    updates: [
-      { action: 'add-schema', schema: { type: 'struct', 'schema-id': 1, fields: [
-        { id: 1, name: 'id', required: false, type: 'long' }, { id: 2, name: 'ts', required: false, type: 'timestamptz' },
-        { id: 3, name: 'payload', required: false, type: 'string' }, { id: 4, name: 'country', required: false, type: 'string', doc: 'ISO 3166 country code' }] } },
-      { action: 'set-current-schema', 'schema-id': -1 }
-    ]
-  }) })
+  const evolved = await request(`${catalog.url}/v1/namespaces/db/tables/events`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      requirements: [{ type: 'assert-current-schema-id', 'current-schema-id': 0 }],
+      updates: [
+        {
+          action: 'add-schema',
+          schema: {
+            type: 'struct',
+            'schema-id': 1,
+            fields: [
+              { id: 1, name: 'id', required: false, type: 'long' }, { id: 2, name: 'ts', required: false, type: 'timestamptz' },
+              { id: 3, name: 'payload', required: false, type: 'string' }, { id: 4, name: 'country', required: false, type: 'string', doc: 'ISO 3166 country code' }]
+          }
+        },
+        { action: 'set-current-schema', 'schema-id': -1 }
+      ]
+    })
+  })
   t.equal(evolved.statusCode, 200, `db.events is at schema 1 (${evolved.statusCode})`)
   await evolved.body.text()
   const server = await startProxy(t, {

@@ -14,7 +14,7 @@ import { startProxy } from './helpers/index.js'
 import { startCatalog, type RunningCatalog } from './helpers/catalog.js'
 import { createFixtureTable, loadMeta, postJson, schemaIds, startInterposer, type FieldJson, type Meta, type SchemaJson } from './helpers/gate-fixtures.js'
 
-type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>
 
 function current (meta: Meta): SchemaJson {
   const s = meta.schemas.find(x => x['schema-id'] === meta['current-schema-id'])

@@ -69,11 +69,14 @@ t.test('add-column: optional, fresh ids for the column and every nested field, e
     {
       op: 'add-column',
       name: 'deep',
-      type: { type: 'struct', fields: [
-        { name: 'a', type: 'int', required: true },
-        { name: 'l', type: { type: 'list', element: { type: 'struct', fields: [{ name: 'e', type: 'long' }] } } },
-        { id: 5, name: 'm', type: { type: 'map', 'key-id': 1, key: 'string', 'value-id': 1, value: 'decimal(9, 2)' } }
-      ] }
+      type: {
+        type: 'struct',
+        fields: [
+          { name: 'a', type: 'int', required: true },
+          { name: 'l', type: { type: 'list', element: { type: 'struct', fields: [{ name: 'e', type: 'long' }] } } },
+          { id: 5, name: 'm', type: { type: 'map', 'key-id': 1, key: 'string', 'value-id': 1, value: 'decimal(9, 2)' } }
+        ]
+      }
     },
     { op: 'add-column', name: 'scores', type: 'map<string, list<int>>' }
   ]))

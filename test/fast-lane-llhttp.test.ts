@@ -261,7 +261,7 @@ const HAND_PICKED: string[] = [
   `GET /v1/namespaces/{id} HTTP/1.1\r\n${HOST}X-A\r\n\r\n`,
   `GET /v1/namespaces/{id} HTTP/1.1\r\n${HOST}X-A:\r\n\r\n`,
   `GET /v1/namespaces/{id} HTTP/1.1\r\n${HOST}X-A: \t a  b \t\r\n\r\n`,
-  `GET /v1/namespaces/{id} HTTP/1.1\r\n\r\n`,
+  'GET /v1/namespaces/{id} HTTP/1.1\r\n\r\n',
   `GET /v1/namespaces/{id} HTTP/1.1\r\n${HOST}Host: y\r\n\r\n`,
   // Framing.
   ...['3', '003', '3 ', '3, 3', '+3', '-3', '', '0x3', '3 3', '1234567890123456', '2', '4'].map(v => `POST /v1/namespaces?{id} HTTP/1.1\r\n${HOST}Content-Length: ${v}\r\n\r\nabc`),

@@ -129,7 +129,7 @@ t.test('a base read after a commit parses again only the schemas whose text chan
   const schema = (id: number, columns: number, extra = '') =>
     `{"type":"struct","schema-id":${id},"fields":[${Array.from({ length: columns }, (_, i) => field(i + 1, i === 0 ? extra : '')).join(',')}]}`
   // v3: a long column's default past 2^53 lives inside a schema text that is reused.
-  const answer = (schemas: string[], current: number, tail = '') => Buffer.from(`{"metadata-location":"s3://m","metadata":{"format-version":3,` +
+  const answer = (schemas: string[], current: number, tail = '') => Buffer.from('{"metadata-location":"s3://m","metadata":{"format-version":3,' +
     `"table-uuid":"9c12d441-03fe-4693-9a96-a0705ddf69c1","location":"s3://b/t","last-column-id":9,"current-schema-id":${current},` +
     `"schemas":[${schemas.join(',')}],"current-snapshot-id":${BIG},"refs":{"main":{"snapshot-id":${BIG},"type":"branch"}}${tail}},"config":{"token":"vended"}}`)
   const withDefault = `,"initial-default":${BIG},"write-default":${BIG}`
@@ -245,7 +245,7 @@ t.test('a field repeating the one before it in the schema history is read once, 
       }
       return schemas.map((fields, k) => `{"type":"struct","schema-id":${k},"fields":[${fields.join(',')}]}`)
     })
-  const answer = (schemas: string[]): Buffer => Buffer.from(`{"metadata-location":"s3://m","metadata":{"format-version":3,` +
+  const answer = (schemas: string[]): Buffer => Buffer.from('{"metadata-location":"s3://m","metadata":{"format-version":3,' +
     `"table-uuid":"9c12d441-03fe-4693-9a96-a0705ddf69c1","location":"s3://b/t","last-column-id":999,"current-schema-id":${schemas.length - 1},` +
     `"schemas":[${schemas.join(',')}],"current-snapshot-id":${BIG},"refs":{"main":{"snapshot-id":${BIG},"type":"branch"}}},"config":{}}`)
 
@@ -296,8 +296,8 @@ t.test('a field repeating the one before it in the schema history is read once, 
   t.ok(jumped > 0, `repeated fields were jumped over (${jumped} in all)`)
 
   // A schema whose `fields` the scan cannot tell apart from another key: read as the plain reader reads it.
-  const f1 = `{"id":1,"name":"a","required":false,"type":"long"}`
-  const f2 = `{"id":2,"name":"b","required":false,"type":"long"}`
+  const f1 = '{"id":1,"name":"a","required":false,"type":"long"}'
+  const f2 = '{"id":2,"name":"b","required":false,"type":"long"}'
   for (const [label, second] of [
     ['a second "fields" key (JSON.parse keeps the last)', `{"type":"struct","schema-id":1,"fields":[${f1}],"fields":[${f2}]}`],
     ['a "fields" key spelled with an escape', `{"type":"struct","schema-id":1,"fields":[${f1}],"fi\\u0065lds":[${f2}]}`]

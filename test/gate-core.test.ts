@@ -355,7 +355,7 @@ t.test('spliceRequirements: text spliced into the bytes as received', async t =>
   t.equal(splice(`{"updates":[${snap}]}`), `{"requirements":[${added}],"updates":[${snap}]}`,
     'no requirements key: one is added at the start of the object')
   t.equal(splice(`{"requirements":[],"updates":[${snap}]}`), `{"requirements":[${added}],"updates":[${snap}]}`, 'empty array')
-  t.equal(splice(`{"requirements":[ \n ],"updates":[]}`), `{"requirements":[${added} \n ],"updates":[]}`, 'empty array with whitespace inside')
+  t.equal(splice('{"requirements":[ \n ],"updates":[]}'), `{"requirements":[${added} \n ],"updates":[]}`, 'empty array with whitespace inside')
   t.equal(splice('{}'), `{"requirements":[${added}]}`, 'empty object: no stray comma')
   t.equal(splice('{ }'), `{"requirements":[${added}] }`)
 
@@ -364,7 +364,7 @@ t.test('spliceRequirements: text spliced into the bytes as received', async t =>
   t.equal(splice('\t{\r\n"requirements"\t:\r\n[ {"type":"assert-table-uuid","uuid":"u"}\t]\r\n,"updates":[]}'),
     `\t{\r\n"requirements"\t:\r\n[ {"type":"assert-table-uuid","uuid":"u"},${added}\t]\r\n,"updates":[]}`, 'tabs and CRLF')
 
-  const tricky = `{"doc":"say \\"requirements\\":[ here","updates":[{"action":"set-properties","updates":{"requirements":"[x]","k\\\\":"}"}}],"requirements":[{"type":"assert-table-uuid","uuid":"\\"]"}]}`
+  const tricky = '{"doc":"say \\"requirements\\":[ here","updates":[{"action":"set-properties","updates":{"requirements":"[x]","k\\\\":"}"}}],"requirements":[{"type":"assert-table-uuid","uuid":"\\"]"}]}'
   t.equal(splice(tricky), tricky.replace('"\\"]"}]}', `"\\"]"},${added}]}`),
     'escaped quotes, "requirements" inside strings and nested objects are not the key')
   const escapedKey = '{"requir\\u0065ments":[{"type":"assert-table-uuid","uuid":"u"}],"updates":[]}'

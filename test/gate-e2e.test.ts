@@ -242,7 +242,7 @@ t.test('an injected requirement keeps a 64-bit snapshot id elsewhere in the body
   s.fields.push({ id: meta['last-column-id'] + 1, name: 'extra', required: false, type: 'double' })
   const raw = `{"requirements":[],"updates":[${JSON.stringify({ action: 'add-schema', schema: s })},{"action":"set-current-schema","schema-id":-1},` +
     `{"action":"add-snapshot","snapshot":{"snapshot-id":${BIG_ID},"timestamp-ms":1700000000000,"manifest-list":"${meta.location}/metadata/snap.avro","summary":{"operation":"append"},"sequence-number":1}},` +
-    `{"action":"set-properties","updates":{"ratio":"1.0"}}]}`
+    '{"action":"set-properties","updates":{"ratio":"1.0"}}]}'
   catalog.clearRequests()
   const res = await request(`${proxy.url}/v1/namespaces/db/tables/inj`, { method: 'POST', body: raw, headers: { 'content-type': 'application/json' } })
   t.equal(res.statusCode, 200, await res.body.text())

@@ -134,8 +134,12 @@ t.test('exceptions and overrides in the evaluation', async t => {
 t.test('compatibility levels, transitive against the schema history', async t => {
   const base = (schemas: unknown[], current: number, last: number): TableMetadata => {
     const { metadata } = parseTableMetadata({
-      'format-version': 2, 'last-column-id': last, 'current-schema-id': current, schemas,
-      'partition-specs': [{ 'spec-id': 0, fields: [] }], 'default-spec-id': 0
+      'format-version': 2,
+      'last-column-id': last,
+      'current-schema-id': current,
+      schemas,
+      'partition-specs': [{ 'spec-id': 0, fields: [] }],
+      'default-spec-id': 0
     })
     if (!metadata) throw new Error('bad metadata')
     return metadata

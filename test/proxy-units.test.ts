@@ -175,7 +175,7 @@ t.test('needsGate', async (t) => {
       'unterminated string': '{"updates":[{"action":"add-snapsh',
       'not an object': '[{"action":"add-snapshot"}]',
       'empty body': '',
-      'garbage': 'hello',
+      garbage: 'hello',
       'control char in string': '{"updates":[{"action":"add-\tsnapshot"}]}',
       'invalid escape': '{"updates":[{"action":"add-snapshot","x":"\\q"}]}'
     }

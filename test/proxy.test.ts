@@ -180,7 +180,7 @@ t.test('against a recording upstream', async (t) => {
       ['/v1/namespaces', `{"namespace":["db"],"properties":{"n":${BIG_ID}}}`],
       ['/v1/namespaces/db/tables/t', `{"updates":[{"action":"add-snapshot","snapshot":{"snapshot-id":${BIG_ID}}}]}`],
       ['/v1/namespaces/db/tables/t', `{"updates":[{"action":"remove-snapshots","snapshot-ids":[${BIG_ID}]}],"x":${BIG_ID}.10}`],
-      ['/v1/pfx/transactions/commit', `{"table-changes":[{"identifier":{"namespace":["db"],"name":"t"},"updates":[{"action":"set-properties","updates":{"a":"\u00e9"}}]}]}`],
+      ['/v1/pfx/transactions/commit', '{"table-changes":[{"identifier":{"namespace":["db"],"name":"t"},"updates":[{"action":"set-properties","updates":{"a":"\u00e9"}}]}]}'],
       ['/v1/namespaces/db/properties', '{"updates":{"a":"b"}}  ']
     ] as const
     for (const [path, body] of cases) {

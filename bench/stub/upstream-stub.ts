@@ -118,11 +118,13 @@ function loadTable (req: http.IncomingMessage, res: http.ServerResponse, t: Tabl
   if (req.headers['if-none-match'] === v.etag) {
     counters.notModified++
     res.writeHead(304, { etag: v.etag })
-    return void res.end()
+    res.end()
+    return
   }
   if (req.method === 'HEAD') {
     res.writeHead(204)
-    return void res.end()
+    res.end()
+    return
   }
   send(res, 200, v.body, v.etag)
 }

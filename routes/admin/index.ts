@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { ERRORS, GateError } from '../../src/errors.js'
-import { overrideVerifier, type OverrideVerifier } from '../../src/gate/override.js'
+import { overrideVerifier } from '../../src/gate/override.js'
 import { metrics as processMetrics } from '../../src/metrics/iceguard-metrics.js'
 import { sendGateError, toGateError } from '../../src/plugins/error-handler.js'
 import { addSharedSchemas } from '../../src/schemas/index.js'

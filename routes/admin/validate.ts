@@ -52,7 +52,6 @@ export default async function validateRoute (app: FastifyInstance, { scope }: { 
     return metadataOrThrow(table, loaded)
   }
 
-
   function judge (table: TableRef, request: Record<string, unknown>, base: TableMetadata | undefined, grant: OverrideGrant | undefined): TableValidation {
     // As the gate: the token's rules become warnings for its own table only.
     const evaluation = evaluateUnder(options.policy.resolve(table), grant, table, settings => evaluateCommit({ base, request, settings, target: 'table' }))

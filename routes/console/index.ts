@@ -170,4 +170,3 @@ function sameOrigin (request: FastifyRequest): boolean {
     return false
   }
 }
-

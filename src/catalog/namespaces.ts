@@ -90,4 +90,3 @@ export async function updateNamespaceProperties (ctx: CatalogContext, req: Catal
     return json({ updated: Object.keys(updates), removed, missing })
   })
 }
-

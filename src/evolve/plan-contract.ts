@@ -138,7 +138,9 @@ function planMissing (
     ? { op: 'add-column', name, type: typeForWire(type), ...(doc !== undefined && { doc }) }
     : { op: 'add-nested-column', parent, name, type: typeForWire(type), ...(doc !== undefined && { doc }) })
   markPlanned(planned, parent === '' ? name : `${parent}.${name}`, type)
-  for (let i = k + 1; strict && i < segments.length; i++) {
+  // Under a strict contract every struct created on the way must be listed too.
+  const last = strict ? segments.length : k + 1
+  for (let i = k + 1; i < last; i++) {
     const created = segments.slice(0, i).join('.')
     if (!listed.includes(created)) {
       unresolved.push({ path: created, message: `Cannot keep ${created} under the strict contract: it is created to hold ${col.name}, but the contract does not list ${created}; list it` })

@@ -22,7 +22,7 @@
 import { isObject, own } from '../iceberg/json-values.js'
 import { parseSchemaShape } from '../iceberg/parse.js'
 import { sameSchema } from '../iceberg/type-equality.js'
-import type { IcebergType, NestedField, ParseIssue, Schema, StructType, TableMetadata } from '../iceberg/types.js'
+import type { IcebergType, NestedField, ParseIssue, StructType, TableMetadata } from '../iceberg/types.js'
 import { currentSchemaOf, type EvolveResult } from './apply-changes.js'
 import { NAME_MAPPING_PROPERTY, updateNameMapping } from './name-mapping.js'
 
@@ -107,8 +107,7 @@ function highestId (t: IcebergType): number {
   const walk = (x: IcebergType): void => {
     if (typeof x !== 'object' || !('kind' in x)) return
     if (x.kind === 'struct') for (const f of x.fields) { max = Math.max(max, f.id); walk(f.type) }
-    else if (x.kind === 'list') { max = Math.max(max, x.elementId); walk(x.element) }
-    else if (x.kind === 'map') { max = Math.max(max, x.keyId, x.valueId); walk(x.key); walk(x.value) }
+    else if (x.kind === 'list') { max = Math.max(max, x.elementId); walk(x.element) } else if (x.kind === 'map') { max = Math.max(max, x.keyId, x.valueId); walk(x.key); walk(x.value) }
   }
   walk(t)
   return max

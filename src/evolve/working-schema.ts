@@ -179,8 +179,7 @@ export function idsIn (t: WType, out: number[] = []): number[] {
   while (stack.length > 0) {
     const x = stack.pop() as WType
     if (x.kind === 'struct') for (const f of x.fields) { out.push(f.id); stack.push(f.type) }
-    else if (x.kind === 'list') { out.push(x.elementId); stack.push(x.element) }
-    else if (x.kind === 'map') { out.push(x.keyId, x.valueId); stack.push(x.key, x.value) }
+    else if (x.kind === 'list') { out.push(x.elementId); stack.push(x.element) } else if (x.kind === 'map') { out.push(x.keyId, x.valueId); stack.push(x.key, x.value) }
   }
   return out
 }

@@ -237,6 +237,7 @@ export function reviveMarks (root: unknown, count: number): unknown {
     }
     if (value === null || typeof value !== 'object') return value
     if (Array.isArray(value)) {
+      // eslint-disable-next-line no-unmodified-loop-condition -- walk() counts it down
       for (let i = value.length - 1; i >= 0 && left > 0; i--) {
         const v: unknown = value[i]
         if (typeof v === 'object' || typeof v === 'string') value[i] = walk(v)
@@ -245,6 +246,7 @@ export function reviveMarks (root: unknown, count: number): unknown {
     }
     const o = value as Record<string, unknown>
     const keys = Object.keys(o)
+    // eslint-disable-next-line no-unmodified-loop-condition -- walk() counts it down
     for (let k = keys.length - 1; k >= 0 && left > 0; k--) {
       const key = keys[k] as string
       const v = o[key]

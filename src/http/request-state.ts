@@ -19,7 +19,8 @@ interface Tagged {
  */
 export function routeOf (req: IncomingMessage): ClassifiedRequest {
   const tagged = req as IncomingMessage & Tagged
-  return tagged[kRoute] ??= classifyRequest(req.method ?? 'GET', req.url ?? '/', carriesBody(req))
+  tagged[kRoute] ??= classifyRequest(req.method ?? 'GET', req.url ?? '/', carriesBody(req))
+  return tagged[kRoute]
 }
 
 /** Whether the request has a body: a Content-Length above 0, or any Transfer-Encoding. */

@@ -319,9 +319,9 @@ export class TableMetadataBuilder {
           return
         }
         this.currentSchemaId = id
-        return
+        break
       }
-      case 'set-current-view-version': return
+      case 'set-current-view-version':
     }
   }
 

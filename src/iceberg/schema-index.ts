@@ -229,6 +229,7 @@ class Index implements SchemaIndex {
   fieldAt (pos: number): NestedField | undefined {
     return this.roles[pos] === Role.Field ? this.nodes[pos] as NestedField : undefined
   }
+
   parentAt (pos: number): number { return this.parents[pos] as number }
   indexAt (pos: number): number { return this.positions[pos] as number }
 

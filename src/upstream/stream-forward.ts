@@ -35,7 +35,6 @@ export interface StreamForwarderOptions {
   readonly onError?: (err: UpstreamError | Error, req: IncomingMessage) => void
 }
 
-
 function hasBody (req: IncomingMessage): boolean {
   const h = req.headers
   const len = h['content-length']

@@ -241,8 +241,10 @@ export function fixtureMeta (): Record<string, unknown> {
  * empty config for `/v1/config`, and `{}` for every write.
  */
 export const fixtureResponder: Responder = (req, res) => {
-  const body = req.method !== 'GET' ? '{}'
-    : req.url.startsWith('/v1/config') ? '{"defaults":{},"overrides":{}}'
+  const body = req.method !== 'GET'
+    ? '{}'
+    : req.url.startsWith('/v1/config')
+      ? '{"defaults":{},"overrides":{}}'
       : JSON.stringify({ 'metadata-location': 's3://w/db/t/metadata/00000.json', metadata: fixtureMeta() })
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) })
   res.end(body)

@@ -85,10 +85,16 @@ function randomTable (g: Gen): Table {
   const pk = fields[0] as JField
   const ts = fields[fields.length - 1] as JField
   const json = {
-    'format-version': 2, 'table-uuid': 'u', location: 's3://x', 'last-column-id': counter.id, 'current-schema-id': 0,
+    'format-version': 2,
+    'table-uuid': 'u',
+    location: 's3://x',
+    'last-column-id': counter.id,
+    'current-schema-id': 0,
     schemas: [{ type: 'struct', 'schema-id': 0, 'identifier-field-ids': [pk.id], fields }],
-    'default-spec-id': 0, 'partition-specs': [{ 'spec-id': 0, fields: [{ 'source-id': ts.id, 'field-id': 1000, name: 'ts_day', transform: 'day' }] }],
-    'default-sort-order-id': 1, 'sort-orders': [{ 'order-id': 1, fields: [{ 'source-id': pk.id, transform: 'identity', direction: 'asc', 'null-order': 'nulls-first' }] }],
+    'default-spec-id': 0,
+    'partition-specs': [{ 'spec-id': 0, fields: [{ 'source-id': ts.id, 'field-id': 1000, name: 'ts_day', transform: 'day' }] }],
+    'default-sort-order-id': 1,
+    'sort-orders': [{ 'order-id': 1, fields: [{ 'source-id': pk.id, transform: 'identity', direction: 'asc', 'null-order': 'nulls-first' }] }],
     properties: {}
   }
   const { metadata, issues } = parseTableMetadata(structuredClone(json))

@@ -30,9 +30,19 @@ const sample = schemaJson([
 
 function tableOf (schemas: unknown[], current: number, extra: Record<string, unknown> = {}): TableMetadata {
   const { metadata, issues } = parseTableMetadata({
-    'format-version': 2, 'table-uuid': 'UUID-1', location: 's3://x', 'last-column-id': 11, 'current-schema-id': current, schemas,
-    'default-spec-id': 0, 'partition-specs': [{ 'spec-id': 0, fields: [] }], 'last-partition-id': 999,
-    'default-sort-order-id': 0, 'sort-orders': [{ 'order-id': 0, fields: [] }], properties: {}, ...extra
+    'format-version': 2,
+    'table-uuid': 'UUID-1',
+    location: 's3://x',
+    'last-column-id': 11,
+    'current-schema-id': current,
+    schemas,
+    'default-spec-id': 0,
+    'partition-specs': [{ 'spec-id': 0, fields: [] }],
+    'last-partition-id': 999,
+    'default-sort-order-id': 0,
+    'sort-orders': [{ 'order-id': 0, fields: [] }],
+    properties: {},
+    ...extra
   })
   if (metadata === undefined) throw new Error(JSON.stringify(issues))
   return metadata
@@ -96,14 +106,16 @@ t.test('parsing is bounded in depth and immune to __proto__ keys', async t => {
   t.equal(indexSchema(s).byPath.get('__proto__'), 1)
   t.equal(({} as Record<string, unknown>).polluted, undefined)
   const meta = parseTableMetadata(JSON.parse('{"format-version":2,"last-column-id":1,"current-schema-id":0,"schemas":[{"type":"struct","schema-id":0,"fields":[]}],"properties":{"__proto__":"x","a":"b"},"refs":{"__proto__":{"snapshot-id":1,"type":"tag"}}}'))
-  t.equal(meta.metadata?.properties.__proto__, 'x')
-  t.equal(meta.metadata?.refs.__proto__, '1')
+  t.equal(meta.metadata?.properties.__proto__, 'x') // eslint-disable-line no-proto -- a JSON key named __proto__ is data here
+  t.equal(meta.metadata?.refs.__proto__, '1') // eslint-disable-line no-proto -- a JSON key named __proto__ is data here
   t.equal(({} as Record<string, unknown>).polluted, undefined)
 })
 
 t.test('parseTableMetadata: v1 legacy fields, refs and 64-bit ids', async t => {
   const v1 = parseTableMetadata({
-    'format-version': 1, location: 's3://x', 'last-column-id': 2,
+    'format-version': 1,
+    location: 's3://x',
+    'last-column-id': 2,
     schema: { type: 'struct', fields: [f(1, 'a', 'int', true), f(2, 'b', 'date')] },
     'partition-spec': [{ 'source-id': 2, name: 'b_day', transform: 'day' }],
     'current-snapshot-id': new LosslessNumber('3055729675574597004')
@@ -378,16 +390,16 @@ t.test('diffSchemas pairs by id; summary reads well', async t => {
     ['identifier-fields-changed', [2], []]
   ])
   const text = summarizeChanges(changes)
-  t.match(text, /~ renamed   2 amount -> total/)
-  t.match(text, /~ retyped   2 total: decimal\(10, 2\) -> decimal\(12, 2\)/)
-  t.match(text, /\+ added     13 amount: string \(optional\)/)
+  t.match(text, /~ renamed {3}2 amount -> total/)
+  t.match(text, /~ retyped {3}2 total: decimal\(10, 2\) -> decimal\(12, 2\)/)
+  t.match(text, /\+ added {5}13 amount: string \(optional\)/)
   t.match(text, /~ reordered 3 address: position 2 -> 0/)
   t.equal(summarizeChanges([]), 'no schema changes')
 
   const trap = diffSchemas(schemaOf(schemaJson([f(1, 'id', 'long', true), f(4, 'legacy', 'int')])), schemaOf(schemaJson([f(1, 'id', 'long', true), f(7, 'legacy', 'string')])))
   t.same(trap.map(c => c.kind), ['field-added', 'field-dropped'])
   const trapText = summarizeChanges(trap)
-  t.match(trapText, /! dropped   4 legacy: int/)
+  t.match(trapText, /! dropped {3}4 legacy: int/)
   t.match(trapText, /dropped legacy \(id 4\) and added a new legacy \(id 7\): not a rename/)
 
   const moved = diffSchemas(from, schemaOf(schemaJson([f(1, 'id', 'long', true), f(3, 'address', struct(f(5, 'city', 'string'))), f(4, 'zip', 'string')])))
@@ -402,5 +414,5 @@ t.test('diffSchemas pairs by id; summary reads well', async t => {
   t.same(nested.map(c => c.kind === 'field-reordered' ? [c.fieldId, c.oldIndex, c.newIndex] : c.kind), [[5, 1, 0]], 'a swap inside a nested struct is one reorder')
   const defaults = diffSchemas(schemaOf(schemaJson([f(1, 'a', 'int', false, { 'initial-default': 1, 'write-default': 1 })])), schemaOf(schemaJson([f(1, 'a', 'int', false, { 'initial-default': 1, 'write-default': 2 })])))
   t.same(defaults.map(c => c.kind === 'default-changed' ? [c.which, c.from, c.to] : []), [['write-default', 1, 2]])
-  t.match(summarizeChanges(defaults), /~ default   1 a: write-default 1 -> 2/)
+  t.match(summarizeChanges(defaults), /~ default {3}1 a: write-default 1 -> 2/)
 })

@@ -5,22 +5,22 @@
  */
 
 // Scanner states.
-const S_Size = 0
-const S_Ext = 1
-const S_SizeLf = 2
-const S_Data = 3
-const S_DataCr = 4
-const S_DataLf = 5
-const S_TrailerStart = 6
-const S_Trailer = 7
-const S_TrailerLf = 8
-const S_EndLf = 9
+const S_SIZE = 0
+const S_EXT = 1
+const S_SIZE_LF = 2
+const S_DATA = 3
+const S_DATA_CR = 4
+const S_DATA_LF = 5
+const S_TRAILER_START = 6
+const S_TRAILER = 7
+const S_TRAILER_LF = 8
+const S_END_LF = 9
 
 /** Longest chunk-size accepted: 13 hex digits stay below 2^53. */
 const MAX_SIZE_DIGITS = 13
 
 export class ChunkedScanner {
-  #state = S_Size
+  #state = S_SIZE
   #remaining = 0
   #digits = 0
 
@@ -33,14 +33,14 @@ export class ChunkedScanner {
     const n = buf.length
     while (i < n) {
       switch (this.#state) {
-        case S_Data: {
+        case S_DATA: {
           const take = Math.min(this.#remaining, n - i)
           i += take
           this.#remaining -= take
-          if (this.#remaining === 0) this.#state = S_DataCr
+          if (this.#remaining === 0) this.#state = S_DATA_CR
           continue
         }
-        case S_Size: {
+        case S_SIZE: {
           const c = buf[i] as number
           const d = c >= 0x30 && c <= 0x39 ? c - 0x30 : (c | 0x20) >= 0x61 && (c | 0x20) <= 0x66 ? (c | 0x20) - 0x57 : -1
           if (d !== -1) {
@@ -49,48 +49,48 @@ export class ChunkedScanner {
           } else if (this.#digits === 0) {
             return -2
           } else if (c === 0x3b) {
-            this.#state = S_Ext
+            this.#state = S_EXT
           } else if (c === 0x0d) {
-            this.#state = S_SizeLf
+            this.#state = S_SIZE_LF
           } else {
             return -2
           }
           break
         }
-        case S_Ext: {
+        case S_EXT: {
           const c = buf[i] as number
-          if (c === 0x0d) this.#state = S_SizeLf
+          if (c === 0x0d) this.#state = S_SIZE_LF
           else if (c === 0x0a || (c < 0x20 && c !== 0x09)) return -2
           break
         }
-        case S_SizeLf:
+        case S_SIZE_LF:
           if (buf[i] !== 0x0a) return -2
           this.#digits = 0
-          this.#state = this.#remaining === 0 ? S_TrailerStart : S_Data
+          this.#state = this.#remaining === 0 ? S_TRAILER_START : S_DATA
           break
-        case S_DataCr:
+        case S_DATA_CR:
           if (buf[i] !== 0x0d) return -2
-          this.#state = S_DataLf
+          this.#state = S_DATA_LF
           break
-        case S_DataLf:
+        case S_DATA_LF:
           if (buf[i] !== 0x0a) return -2
-          this.#state = S_Size
+          this.#state = S_SIZE
           break
-        case S_TrailerStart:
-          if (buf[i] === 0x0d) this.#state = S_EndLf
-          else this.#state = S_Trailer
+        case S_TRAILER_START:
+          if (buf[i] === 0x0d) this.#state = S_END_LF
+          else this.#state = S_TRAILER
           break
-        case S_Trailer:
-          if (buf[i] === 0x0d) this.#state = S_TrailerLf
+        case S_TRAILER:
+          if (buf[i] === 0x0d) this.#state = S_TRAILER_LF
           else if (buf[i] === 0x0a) return -2
           break
-        case S_TrailerLf:
+        case S_TRAILER_LF:
           if (buf[i] !== 0x0a) return -2
-          this.#state = S_TrailerStart
+          this.#state = S_TRAILER_START
           break
-        case S_EndLf:
+        case S_END_LF:
           if (buf[i] !== 0x0a) return -2
-          this.#state = S_Size
+          this.#state = S_SIZE
           this.#remaining = 0
           return i + 1
       }

@@ -35,7 +35,7 @@ export interface PoolClientOptions {
 export function createPoolClient (opts: PoolClientOptions): UpstreamClient {
   return {
     request (req: UpstreamRequest): Promise<UpstreamResponse> {
-      return new Promise((resolve, reject) => { new Exchange(opts, req, resolve, reject).start() }) // eslint-disable-line no-new
+      return new Promise((resolve, reject) => { new Exchange(opts, req, resolve, reject).start() })
     }
   }
 }

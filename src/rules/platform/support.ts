@@ -76,7 +76,7 @@ export function nameReuseExplanation (name: string, newId: number, oldId: number
   return `Why it is not a rename: Iceberg identifies a column by its field id, not its name, and the new ${name} (id ${newId}) ` +
     `is a different column from the old ${name} (id ${oldId}). The new column is empty (null) for every row written ` +
     `before it was added; the old values stay with the dropped id and no reader will show them under ${name}. ` +
-    `Readers and jobs that resolve columns by name silently switch to the empty column. ` +
+    'Readers and jobs that resolve columns by name silently switch to the empty column. ' +
     `Do instead: rename the old column (for example to ${name}__legacy), add the new one, and backfill it from the old ` +
     `one (UPDATE … SET ${name} = CAST(${name}__legacy AS …)); drop the legacy column once consumers have moved.`
 }
