@@ -149,7 +149,7 @@ t.test('check: usage and input errors exit 3 with a message', async (t) => {
     [['check', '--metadata', `${fx}/narrow-type.json`, '--request', `${fx}/narrow-type.json`, '--table', 'db.orders'], /Cannot read table metadata/],
     [checkOrders('narrow-type', '--bogus'), /bogus/],
     [checkOrders('narrow-type', '--policy', `${fx}/invalid-policy.yaml`), /enforse/],
-    [check('narrow-type', '--table', 'orders'), /Invalid table "orders"/],
+    [check('narrow-type', '--table', 'orders'), /Invalid --table "orders"/],
     [['frobnicate'], /Unknown command "frobnicate"/]
   ]
   for (const [args, message] of cases) {

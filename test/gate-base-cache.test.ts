@@ -2,6 +2,7 @@ import t from 'tap'
 import type { IncomingHttpHeaders } from 'node:http'
 import { createBaseCache } from '../src/gate/base-cache.js'
 import { upstreamTableLoader } from '../src/gate/load-base.js'
+import { ERRORS } from '../src/errors.js'
 import { parseUpstreamBody } from '../src/gate/parse-commit-body.js'
 import { stringify } from 'lossless-json'
 
@@ -316,4 +317,16 @@ t.test('a field repeating the one before it in the schema history is read once, 
   t.equal(read.metadata?.schemas.length, 20)
   t.same(read.metadata?.schemas.map(s => String(s.struct.fields[0]?.writeDefault)), Array(20).fill(BIG), 'a long default in a repeated field is exact in every schema')
   t.equal(read.metadata?.refs.main, BIG, 'the 64-bit snapshot id 3055729675574597004 is exact')
+})
+
+t.test('a base the loader refuses itself is a catalogue answer, and nothing is sent', async t => {
+  const up = fakeUpstream()
+  const dots = await upstreamTableLoader(up.get, createBaseCache())({ namespace: ['db'], name: '..' }, { authorization: 'Bearer alice' })
+  t.equal(dots.status, ERRORS.BAD_REQUEST.status)
+  t.match(JSON.parse(dots.rawStatusBody?.toString() ?? '{}'), { error: { type: ERRORS.BAD_REQUEST.type, code: ERRORS.BAD_REQUEST.status, message: /Cannot load table db\.\.\.: "\.\." is not usable/ } })
+  t.equal(up.sent.length, 0, 'a dot-segment name never reaches the upstream')
+
+  const tooLarge = await upstreamTableLoader(async () => { throw Object.assign(new Error('answer over 64 KiB'), { code: 'ICEGUARD_RESPONSE_TOO_LARGE' }) })(table, {})
+  t.equal(tooLarge.status, ERRORS.BASE_TOO_LARGE.status)
+  t.match(JSON.parse(tooLarge.rawStatusBody?.toString() ?? '{}'), { error: { type: ERRORS.BASE_TOO_LARGE.type, code: 400, message: /Cannot judge a commit to table db\.t: .*answer over 64 KiB.*--upstream-max-response/ } })
 })

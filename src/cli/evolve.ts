@@ -12,7 +12,8 @@ import { OVERRIDE_HEADER } from '../gate/override.js'
 import type { CliIo } from './cli-io.js'
 import { overrideLine } from './report-formats.js'
 import { EXIT, UsageError, type ExitCode } from './exit-codes.js'
-import { tableName } from '../iceberg/rest-path.js'
+import { parseTableName } from './read-input.js'
+import { tableName, type TableRef } from '../iceberg/rest-path.js'
 import { ADMIN_TOKEN_HEADER } from '../auth/bearer.js'
 
 export const EVOLVE_USAGE = `Usage: iceguard evolve --url <iceguard-url> --table <ns.table> <change>... [options]
@@ -58,16 +59,8 @@ export function adminCallOf (url: string, flags: { readonly token?: unknown, rea
   return { url, ...(token !== undefined && { token }), ...(adminToken !== undefined && { adminToken }), ...(overrideToken !== undefined && { overrideToken }) }
 }
 
-/** `db.orders` → namespace ['db'], name 'orders'; nested namespaces `a.b.orders`. */
-export function parseTableName (text: string | undefined): { namespace: string[], name: string } {
-  if (text === undefined) throw new UsageError('--table is required, e.g. --table db.orders')
-  const parts = text.split('.')
-  const name = parts.pop() as string
-  if (parts.length === 0 || name === '' || parts.some(p => p === '')) throw new UsageError(`Invalid --table "${text}": use namespace.table, e.g. db.orders`)
-  return { namespace: parts, name }
-}
-
-export function tableUrl (base: string, table: { namespace: string[], name: string }, tail: string, query: Record<string, string | undefined>): string {
+/** The admin API URL of `table`'s `tail` endpoint, with the query parameters that are set. */
+export function tableUrl (base: string, table: TableRef, tail: string, query: Record<string, string | undefined>): string {
   const q = Object.entries(query).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${encodeURIComponent(v as string)}`).join('&')
   return `${base.replace(/\/+$/, '')}/admin/v1/namespaces/${encodeURIComponent(table.namespace.join('\x1f'))}/tables/${encodeURIComponent(table.name)}/${tail}${q === '' ? '' : `?${q}`}`
 }

@@ -66,12 +66,13 @@ export function readSchemaFile (cwd: string, file: string): Schema {
   return currentSchema(metadata, file)
 }
 
-/** `db.orders` or `a.b.orders` → namespace and name (the last dot separates the table). */
-export function parseTableName (text: string): TableRef {
+/** `--table db.orders` or `a.b.orders` → namespace and name (the last dot separates the table). */
+export function parseTableName (text: string | undefined): TableRef {
+  if (text === undefined) throw new UsageError('--table is required, e.g. --table db.orders')
   const parts = text.split('.')
   const name = parts.pop()
   if (name === undefined || name === '' || parts.length === 0 || parts.some(p => p === '')) {
-    throw new UsageError(`Invalid table "${text}": use namespace.table, e.g. db.orders`)
+    throw new UsageError(`Invalid --table "${text}": use namespace.table, e.g. db.orders`)
   }
   return { namespace: parts, name }
 }

@@ -8,13 +8,14 @@
  * relayed; only `metadata` is read.
  */
 import type { IncomingHttpHeaders } from 'node:http'
-import { errorBody } from '../errors.js'
+import { ERRORS, type ErrorDef } from '../errors.js'
 import { markServed } from '../iceberg/history-store.js'
 import { parseTableMetadata } from '../iceberg/parse.js'
 import type { TableMetadata } from '../iceberg/types.js'
 import { baseCacheKey, type BaseCache } from './base-cache.js'
 import type { BaseLoad, TableRef, UpstreamAnswer } from './gate-types.js'
-import { isObject as isJsonObject } from '../iceberg/json-values.js'
+import { isObject } from '../iceberg/json-values.js'
+import { answer } from './gate-answers.js'
 import { readBaseText } from './read-base.js'
 import type { SchemaTexts } from './schema-texts.js'
 
@@ -63,9 +64,8 @@ export function upstreamTableLoader (get: UpstreamGet, cache?: BaseCache, texts?
     const dots = dotSegmentPart(table)
     if (dots !== undefined) {
       // Nothing is sent: answered like an upstream refusal, which the gate and the admin API relay.
-      const body = JSON.stringify(errorBody(400, 'BadRequestException',
-        `Cannot load table ${[...table.namespace, table.name].join('.')}: "${dots}" is not usable as a namespace or table name (it would be a dot segment in the request path)`))
-      return { status: 400, rawStatusBody: Buffer.from(body), headers: { 'content-type': 'application/json' } }
+      return refusal(ERRORS.BAD_REQUEST,
+        `Cannot load table ${[...table.namespace, table.name].join('.')}: "${dots}" is not usable as a namespace or table name (it would be a dot segment in the request path)`)
     }
     const path = baseLoadPath(table)
     // The gate reads this body itself: never let the caller's Accept-Encoding (Java's Apache
@@ -104,11 +104,16 @@ async function getOrTooLarge (get: UpstreamGet, table: TableRef, path: string, h
     // The transports put the code on the error itself or on its cause.
     const tooLarge = [err, (err as { cause?: unknown } | undefined)?.cause].find(e => (e as { code?: unknown } | undefined)?.code === 'ICEGUARD_RESPONSE_TOO_LARGE')
     if (tooLarge === undefined) throw err
-    const body = JSON.stringify(errorBody(400, 'BadRequestException',
+    return refusal(ERRORS.BASE_TOO_LARGE,
       `Cannot judge a commit to table ${[...table.namespace, table.name].join('.')}: its metadata is larger than the gate reads whole ` +
-      `(${String((tooLarge as { message?: unknown }).message)}); nothing was committed. Raise --upstream-max-response (ICEGUARD_UPSTREAM_MAX_RESPONSE) above the size of the table's loadTable answer`))
-    return { status: 400, rawStatusBody: Buffer.from(body), headers: { 'content-type': 'application/json' } }
+      `(${String((tooLarge as { message?: unknown }).message)}); nothing was committed. Raise --upstream-max-response (ICEGUARD_UPSTREAM_MAX_RESPONSE) above the size of the table's loadTable answer`)
   }
+}
+
+/** A load answered by iceguard itself, in the shape of an upstream refusal the gate relays. */
+function refusal (error: ErrorDef, message: string): BaseLoad {
+  const { statusCode, body } = answer(error, message)
+  return { status: statusCode, rawStatusBody: Buffer.from(JSON.stringify(body)), headers: { 'content-type': 'application/json' } }
 }
 
 /** Where a table's schemas from its previous read are kept (`schema-texts.ts`), and under which key. */
@@ -128,7 +133,7 @@ export function readLoadAnswer (answer: UpstreamAnswer, reuse?: SchemaReuse): Ba
   }
   const read = readBaseText(answer.body, reuse?.texts.get(reuse.key))
   if (!read.ok) return { status: 200, problem: read.message }
-  if (!isJsonObject(read.value) || !isJsonObject(read.value.metadata)) {
+  if (!isObject(read.value) || !isObject(read.value.metadata)) {
     return { status: 200, problem: 'the answer has no metadata object' }
   }
   const { metadata, issues } = parseTableMetadata(read.value.metadata, { knownSchemas: read.reused })

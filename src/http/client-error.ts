@@ -15,7 +15,7 @@
  */
 import { STATUS_CODES, type ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { errorBody } from '../errors.js'
+import { ERRORS, GateError, renderError } from '../errors.js'
 
 /** Sockets whose refusal is written or waiting: the parser reports again on every later read. */
 const answering = new WeakSet<Duplex>()
@@ -50,12 +50,20 @@ function refuse (err: Error & { code?: string }, socket: Duplex, started: boolea
     socket.destroy()
     return
   }
-  const [status, message] = err.code === 'HPE_HEADER_OVERFLOW'
-    ? [431, 'Request headers are larger than this server accepts; send fewer or smaller headers']
+  const refusal = err.code === 'HPE_HEADER_OVERFLOW'
+    ? new GateError(ERRORS.HEADERS_TOO_LARGE, 'Request headers are larger than this server accepts; send fewer or smaller headers')
     : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? [408, 'The request did not arrive in time']
-      : [400, 'Malformed HTTP request']
-  const body = JSON.stringify(errorBody(status, 'BadRequestException', message))
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\n` +
-    `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`, () => socket.destroy())
+      ? new GateError(ERRORS.REQUEST_TIMEOUT, 'The request did not arrive in time')
+      : new GateError(ERRORS.MALFORMED_HTTP, 'Malformed HTTP request')
+  socket.end(closingAnswer(refusal), () => socket.destroy())
+}
+
+/**
+ * The raw bytes of `err`'s answer with `Connection: close`, for a connection no HTTP server owns
+ * any more (the parser gave up on it, or the fast lane refused its bytes).
+ */
+export function closingAnswer (err: GateError): Buffer {
+  const { statusCode, headers, body } = renderError(err)
+  const lines = Object.entries({ ...headers, connection: 'close' }).map(([name, value]) => `${name}: ${value}\r\n`).join('')
+  return Buffer.from(`HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode] ?? ''}\r\n${lines}\r\n${body}`)
 }

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { ERRORS, GateError } from '../../src/errors.js'
+import { closingAnswer } from '../../src/http/client-error.js'
 
 interface Row { readonly status: number, readonly type: string, readonly when: string }
 
@@ -46,4 +47,14 @@ t.test('an error renders as the Iceberg body with code equal to the status', asy
   const err = new GateError(ERRORS.COMMIT_CONFLICT, 'Cannot commit to db.t: stale', { details: ['assert-current-schema-id: 1 != 2'] })
   t.same(err.toResponse(), { error: { message: 'Cannot commit to db.t: stale', type: 'CommitFailedException', code: 409, stack: ['assert-current-schema-id: 1 != 2'] } })
   t.equal(err.code, 'GATE_ERR_COMMIT_CONFLICT')
+})
+
+t.test('a refusal written on a raw connection is the catalogue entry, framed by its UTF-8 length', async t => {
+  const raw = closingAnswer(new GateError(ERRORS.HEADERS_TOO_LARGE, 'Cannot read request: header naïve is too large')).toString('utf8')
+  const [head = '', body = ''] = raw.split('\r\n\r\n')
+  t.match(head, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/, 'the status line carries the entry\'s status')
+  t.match(head, /\r\nconnection: close(\r\n|$)/, 'the connection is closed after it')
+  t.match(head, /\r\ncontent-type: application\/json(\r\n|$)/)
+  t.equal(Number(/\r\ncontent-length: (\d+)/.exec(head)?.[1]), Buffer.byteLength(body), 'content-length counts the bytes of the body')
+  t.same(JSON.parse(body), { error: { message: 'Cannot read request: header naïve is too large', type: ERRORS.HEADERS_TOO_LARGE.type, code: 431 } })
 })

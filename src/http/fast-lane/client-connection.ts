@@ -16,7 +16,7 @@
  */
 import { STATUS_CODES } from 'node:http'
 import type net from 'node:net'
-import { ERRORS, errorBody, GateError, renderError, upstreamError, UpstreamError } from '../../errors.js'
+import { ERRORS, GateError, renderError, upstreamError, UpstreamError, type ErrorDef } from '../../errors.js'
 import type { GatedKind, GateOutcome } from '../../gate/commit-gate.js'
 import type { GateRequest } from '../../gate/gate-service.js'
 import type { UpstreamClient } from '../../upstream/client.js'
@@ -26,6 +26,7 @@ import { classifyRequest, type ClassifiedRequest, type RouteKind } from '../clas
 import { hasContentCoding, needsGate } from '../../gate/commit-scan.js'
 import { configAnswer } from '../catalog-config.js'
 import { bodyTooLarge } from '../read-body.js'
+import { closingAnswer } from '../client-error.js'
 import { ChunkedScanner } from './chunked-scanner.js'
 import { HeadProgress, headersObject, parseRequestHead, unfinishedHeadProblem, type RequestHead } from './request-head.js'
 import { HEAD_END, scanResponseHead, type Framing } from './response-head.js'
@@ -301,11 +302,9 @@ export class ClientConnection implements UpstreamUser {
   }
 
   /** Answers with an ErrorModel and closes the connection (malformed or oversized requests). */
-  refuse (status: number, message: string): void {
+  refuse (error: ErrorDef, message: string): void {
     this.phase = DONE
-    const body = JSON.stringify(errorBody(status, 'BadRequestException', message))
-    this.socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\n` +
-      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`, 'latin1', () => this.socket.destroy())
+    this.socket.end(closingAnswer(new GateError(error, message)), () => this.socket.destroy())
   }
 
   readHead (): void {
@@ -324,16 +323,16 @@ export class ClientConnection implements UpstreamUser {
     // The blank line can only begin where the last line checked so far ends.
     const end = buf.indexOf(HEAD_END, this.progress === undefined ? 0 : Math.max(0, this.progress.next - 2))
     if (end === -1 || end + 4 > this.ctx.maxHeadBytes) {
-      if (buf.length > this.ctx.maxHeadBytes || end !== -1) return this.refuse(431, 'Request headers are larger than this server accepts; send fewer or smaller headers')
+      if (buf.length > this.ctx.maxHeadBytes || end !== -1) return this.refuse(ERRORS.HEADERS_TOO_LARGE, 'Request headers are larger than this server accepts; send fewer or smaller headers')
       // Unfinished: refused at once if node:http would refuse it already.
       const problem = unfinishedHeadProblem(buf, this.progress ??= new HeadProgress())
-      if (problem !== undefined) this.refuse(400, `Malformed HTTP request: ${problem}`)
+      if (problem !== undefined) this.refuse(ERRORS.MALFORMED_HTTP, `Malformed HTTP request: ${problem}`)
       return
     }
     this.progress = undefined
     const head = parseRequestHead(buf.toString('latin1', 0, end))
     if ('bad' in head) {
-      this.refuse(400, `Malformed HTTP request: ${head.bad}`)
+      this.refuse(ERRORS.MALFORMED_HTTP, `Malformed HTTP request: ${head.bad}`)
       return
     }
     this.decide(head, end + 4)
