@@ -10,6 +10,7 @@ import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AdminIdentity } from '../../src/auth/access.js'
 import type { AdminAuth } from '../../src/auth/admin-auth.js'
+import { decisionBody } from '../../src/console/decision-page.js'
 import { decisionsBody } from '../../src/console/decisions-page.js'
 import type { DecisionFilters, DecisionSource, SourceCaller } from '../../src/console/decision-source.js'
 import { consolePath, html, type Html } from '../../src/console/html.js'
@@ -135,6 +136,20 @@ export default async function consoleRoutes (app: FastifyInstance, options: Cons
       }
     }
     return send(reply, 200, 'Decisions', decisionsBody(filters, result), request.consoleViewer)
+  })
+
+  typed.get('/console/decisions/:id', { schema: { params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) }) } }, async (request, reply) => {
+    const id = request.params.id
+    if (options.decisions === undefined) return send(reply, 200, 'Decision', messageBody('The decision log is not available on this server.'), request.consoleViewer)
+    let found
+    try {
+      found = await options.decisions.get(id, request.consoleViewer?.source ?? {})
+    } catch (err) {
+      request.log.warn({ err }, 'console: decision unavailable')
+      return send(reply, 200, 'Decision', messageBody((err as Error).message), request.consoleViewer)
+    }
+    if (found === undefined) return send(reply, 404, 'Decision', messageBody(`Cannot find decision ${id}: no such decision (unknown id, or older than the retention)`), request.consoleViewer)
+    return send(reply, 200, `Decision ${found.id}`, decisionBody(found), request.consoleViewer)
   })
 
   typed.get('/console/tables', { schema: { querystring: Type.Object({ table: Type.Optional(Type.String()) }) } }, async (request, reply) => {
