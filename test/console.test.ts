@@ -88,6 +88,42 @@ t.test('the table page: timeline by field id, renames and drops marked, policy, 
   t.match(visible(missing.text), /Cannot read table db\.nope: the catalog answered 404/)
 })
 
+t.test('the schema timeline pages from the newest schemas back, through the history\'s page tokens', async t => {
+  const { proxy } = await openConsole(t)
+  const ids = (text: string): string[] => [...text.matchAll(/data-schema-id="(\d+)"/g)].map(m => m[1] as string)
+  const whole = await get(`${proxy.url}/console/tables/db/orders`)
+  t.same(ids(whole.text), ['2', '1', '0'], 'by default every schema fits one page, newest first')
+  t.notMatch(whole.text, /Older schemas|Newest schemas/, 'and there is no other page')
+
+  const newest = await get(`${proxy.url}/console/tables/db/orders?schemas=2`)
+  t.equal(newest.status, 200)
+  t.same(ids(newest.text), ['2', '1'], 'a page of two holds the two newest schemas, newest first')
+  t.match(visible(newest.text), /3 quantity int 0 dropped in schema 2/, 'lineage still covers the whole history')
+  const older = /<a rel="next" href="([^"]+)">Older schemas/.exec(newest.text)?.[1]
+  t.ok(older !== undefined, 'with a link to older schemas')
+  t.notMatch(newest.text, /Newest schemas/, 'and none to the newest: this is it')
+  const olderPage = await get(`${proxy.url}${(older ?? '').replace(/&amp;/g, '&')}`)
+  t.equal(olderPage.status, 200)
+  t.same(ids(olderPage.text), ['0'], 'the older page holds the schema before them, no overlap')
+  t.match(visible(olderPage.text), /Schema 0 initial schema/)
+  t.notMatch(olderPage.text, /Older schemas/, 'the oldest page links no further back')
+  t.match(olderPage.text, /<a rel="first" href="\/console\/tables\/db\/orders\?schemas=1">← Newest schemas/, 'but back to the newest (as many as this page holds)')
+
+  const walked: string[] = []
+  let next: string | undefined = '/console/tables/db/orders?schemas=1'
+  while (next !== undefined) {
+    const page: Page = await get(`${proxy.url}${next.replace(/&amp;/g, '&')}`)
+    walked.push(...ids(page.text))
+    next = /<a rel="next" href="([^"]+)">Older schemas/.exec(page.text)?.[1]
+  }
+  t.same(walked, ['2', '1', '0'], 'pages of one walk the whole history from the newest back')
+
+  const bad = await get(`${proxy.url}/console/tables/db/orders?schemas-from=${encodeURIComponent('<bogus>')}`)
+  t.equal(bad.status, 400, 'a page token that is not one of the table\'s is refused')
+  t.match(visible(bad.text), /Cannot show the schemas of db\.orders: "<bogus>" is not a page token/)
+  t.notOk(bad.text.includes('<bogus>'), 'and shown escaped')
+})
+
 t.test('the decisions page: newest first, filters, every field escaped', async t => {
   const { proxy } = await openConsole(t)
   const all = await get(`${proxy.url}/console/decisions`)

@@ -18,6 +18,7 @@ import { page } from '../../src/console/layout.js'
 import { loginBody, messageBody } from '../../src/console/login-page.js'
 import type { OverrideSource } from '../../src/console/override-source.js'
 import { GateError } from '../../src/errors.js'
+import { SCHEMA_PAGE_MAX } from '../../src/schemas/schema-history.js'
 import type { TableReader } from '../admin/admin-context.js'
 import type { AdminPolicy } from '../admin/admin-context.js'
 import { consoleCredential, signInCookie, signOutCookie, upstreamAuthorization } from './console-auth.js'
@@ -61,6 +62,14 @@ const DecisionQuery = Type.Object({
 })
 
 const TableParams = Type.Object({ namespace: Type.String(), table: Type.String() })
+
+const TableQuery = Type.Object({
+  prefix: Type.Optional(Type.String()),
+  /** A page token of the schema history (absent: the newest schemas). */
+  'schemas-from': Type.Optional(Type.String()),
+  /** How many schemas the timeline shows. */
+  schemas: Type.Optional(Type.Integer({ minimum: 1, maximum: SCHEMA_PAGE_MAX }))
+})
 
 export default async function consoleRoutes (app: FastifyInstance, options: ConsoleOptions): Promise<void> {
   await app.register(formbody)
@@ -161,8 +170,10 @@ export default async function consoleRoutes (app: FastifyInstance, options: Cons
 <label>Table<input name="table" placeholder="db.orders" required></label><button type="submit">Open</button></form>`, request.consoleViewer)
   })
 
-  typed.get('/console/tables/:namespace/:table', { schema: { params: TableParams, querystring: Type.Object({ prefix: Type.Optional(Type.String()) }) } }, async (request, reply) => {
-    const view = await tableView(options, request.params.namespace, request.params.table, request.query.prefix, upstreamAuthorization(request, request.consoleViewer?.identity))
+  typed.get('/console/tables/:namespace/:table', { schema: { params: TableParams, querystring: TableQuery } }, async (request, reply) => {
+    const q = request.query
+    const view = await tableView(options, request.params.namespace, request.params.table, q.prefix, upstreamAuthorization(request, request.consoleViewer?.identity),
+      { from: nonEmpty(q['schemas-from']) ? q['schemas-from'] : undefined, count: q.schemas })
     if (!view.ok) return send(reply, 400, 'Table', messageBody(view.problem), request.consoleViewer)
     return send(reply, 200, `Table ${[...view.table.namespace, view.table.name].join('.')}`, view.body, request.consoleViewer)
   })
