@@ -53,8 +53,18 @@ t.test('sign in, filter the decisions, open a table: what the page shows', { ski
   t.match(deny, /field id 3/, 'the field, by id')
   t.equal(await page.evaluate('getComputedStyle(document.querySelector(".verdict-deny")).backgroundColor'), 'rgb(253, 226, 225)', 'the inline stylesheet applies')
 
-  // Follow the table link.
-  await page.evaluate('document.querySelector("[data-decision=d-2] a").click()', { navigates: true })
+  // Open the decision from its row, then follow its table link.
+  await page.evaluate('document.querySelector("[data-decision=d-2] a[href=\\"/console/decisions/d-2\\"]").click()', { navigates: true })
+  t.equal(await page.evaluate('location.pathname'), '/console/decisions/d-2', 'the row opens its decision')
+  t.equal(await page.evaluate('document.querySelector("h1").innerText'), 'Decision d-2')
+  const fields = await page.evaluate<string>('document.querySelector("dl.decision").innerText')
+  t.match(fields, /Verdict\s+deny/, 'the verdict')
+  t.match(fields, /Principal\s+alice/, 'who wrote')
+  const finding = await page.evaluate<string>('document.querySelector("ul.findings li").innerText')
+  t.match(finding, /^COLUMN_NO_DROP error · field id 3 · quantity: Cannot drop column quantity/, 'the finding, by field id')
+  t.equal(await page.evaluate('document.querySelector("ul.findings a").getAttribute("href")'), '/rules/COLUMN_NO_DROP', 'its rule links to the rule page')
+  t.match(await page.evaluate<string>('document.body.innerText'), /No override was used/)
+  await page.evaluate('document.querySelector("dl.decision a[href^=\\"/console/tables/\\"]").click()', { navigates: true })
   t.equal(await page.evaluate('location.pathname'), '/console/tables/db/orders')
   t.equal(await page.evaluate('document.querySelector("h1").innerText'), 'Table db.orders')
   const rename = await page.evaluate<string>('document.querySelector("[data-change=rename]").innerText')

@@ -7,7 +7,7 @@
 import t, { type Test } from 'tap'
 import Fastify from 'fastify'
 import { Client, request } from 'undici'
-import { memoryDecisionSource } from '../src/console/decision-source.js'
+import { memoryDecisionSource, type DecisionRecord } from '../src/console/decision-source.js'
 import { memoryOverrideSource } from '../src/console/override-source.js'
 import { escapeHtml } from '../src/console/html.js'
 import { adminApiDecisionSource } from '../routes/console/admin-api-decisions.js'
@@ -34,6 +34,13 @@ async function postForm (url: string, form: Record<string, string>, headers: Rec
 /** The text of the page without tags, whitespace collapsed: what a reader sees. */
 function visible (htmlText: string): string {
   return htmlText.replace(/<style>[\s\S]*?<\/style>/, '').replace(/<[^>]+>/g, ' ').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&').replace(/\s+/g, ' ')
+}
+
+/** A proxy whose console shows these decisions; returns its URL. */
+async function openConsoleWith (t: Test, decisions: DecisionRecord[]): Promise<string> {
+  const up = await startRecordingUpstream(t, fixtureResponder)
+  const proxy = await startProxy(t, { upstream: up.url, app: { console: { decisions: memoryDecisionSource(decisions) } } })
+  return proxy.url
 }
 
 async function openConsole (t: Test, env: Record<string, string> = {}, flags: Record<string, string> = {}) {
@@ -81,6 +88,42 @@ t.test('the table page: timeline by field id, renames and drops marked, policy, 
   t.match(visible(missing.text), /Cannot read table db\.nope: the catalog answered 404/)
 })
 
+t.test('the schema timeline pages from the newest schemas back, through the history\'s page tokens', async t => {
+  const { proxy } = await openConsole(t)
+  const ids = (text: string): string[] => [...text.matchAll(/data-schema-id="(\d+)"/g)].map(m => m[1] as string)
+  const whole = await get(`${proxy.url}/console/tables/db/orders`)
+  t.same(ids(whole.text), ['2', '1', '0'], 'by default every schema fits one page, newest first')
+  t.notMatch(whole.text, /Older schemas|Newest schemas/, 'and there is no other page')
+
+  const newest = await get(`${proxy.url}/console/tables/db/orders?schemas=2`)
+  t.equal(newest.status, 200)
+  t.same(ids(newest.text), ['2', '1'], 'a page of two holds the two newest schemas, newest first')
+  t.match(visible(newest.text), /3 quantity int 0 dropped in schema 2/, 'lineage still covers the whole history')
+  const older = /<a rel="next" href="([^"]+)">Older schemas/.exec(newest.text)?.[1]
+  t.ok(older !== undefined, 'with a link to older schemas')
+  t.notMatch(newest.text, /Newest schemas/, 'and none to the newest: this is it')
+  const olderPage = await get(`${proxy.url}${(older ?? '').replace(/&amp;/g, '&')}`)
+  t.equal(olderPage.status, 200)
+  t.same(ids(olderPage.text), ['0'], 'the older page holds the schema before them, no overlap')
+  t.match(visible(olderPage.text), /Schema 0 initial schema/)
+  t.notMatch(olderPage.text, /Older schemas/, 'the oldest page links no further back')
+  t.match(olderPage.text, /<a rel="first" href="\/console\/tables\/db\/orders\?schemas=1">← Newest schemas/, 'but back to the newest (as many as this page holds)')
+
+  const walked: string[] = []
+  let next: string | undefined = '/console/tables/db/orders?schemas=1'
+  while (next !== undefined) {
+    const page: Page = await get(`${proxy.url}${next.replace(/&amp;/g, '&')}`)
+    walked.push(...ids(page.text))
+    next = /<a rel="next" href="([^"]+)">Older schemas/.exec(page.text)?.[1]
+  }
+  t.same(walked, ['2', '1', '0'], 'pages of one walk the whole history from the newest back')
+
+  const bad = await get(`${proxy.url}/console/tables/db/orders?schemas-from=${encodeURIComponent('<bogus>')}`)
+  t.equal(bad.status, 400, 'a page token that is not one of the table\'s is refused')
+  t.match(visible(bad.text), /Cannot show the schemas of db\.orders: "<bogus>" is not a page token/)
+  t.notOk(bad.text.includes('<bogus>'), 'and shown escaped')
+})
+
 t.test('the decisions page: newest first, filters, every field escaped', async t => {
   const { proxy } = await openConsole(t)
   const all = await get(`${proxy.url}/console/decisions`)
@@ -104,6 +147,42 @@ t.test('the decisions page: newest first, filters, every field escaped', async t
   t.match(visible((await get(`${proxy.url}/console/decisions?verdict=conflict`)).text), /No decisions match these filters/)
 })
 
+t.test('the page of one decision: every field, rule links, the override; linked from the list; escaped', async t => {
+  const { proxy } = await openConsole(t)
+  const list = await get(`${proxy.url}/console/decisions`)
+  t.ok(list.text.includes('<a href="/console/decisions/d-2">'), 'each row links to its decision')
+  t.ok(list.text.includes('<a href="/rules/COLUMN_NO_DROP"><code>COLUMN_NO_DROP</code></a>'), 'rule ids link to their rule page')
+
+  const denied = await get(`${proxy.url}/console/decisions/d-2`)
+  t.equal(denied.status, 200)
+  t.match(denied.headers['content-security-policy'], /default-src 'none'/)
+  const text = visible(denied.text)
+  t.match(text, /Id d-2 Time 2026-12-01T10:15:00\.000Z/, 'id and time')
+  t.match(text, /Table db\.orders Namespace levels db Kind update-table Verdict deny Principal alice Changes dropped field 3 quantity/, 'every field of the record')
+  t.ok(denied.text.includes('href="/console/tables/db/orders"'), 'the table links to its page (no prefix: the record keeps none)')
+  t.match(text, /Findings COLUMN_NO_DROP error · field id 3 · quantity ?: Cannot drop column quantity/, 'the finding with field id and path')
+  t.ok(denied.text.includes('<a href="/rules/COLUMN_NO_DROP">'), 'its rule links to the rule page')
+  t.match(text, /No override was used/)
+
+  const hostile = await get(`${proxy.url}/console/decisions/d-3`)
+  t.equal(hostile.status, 200)
+  t.notOk(hostile.text.includes(HOSTILE) || hostile.text.includes('<script>') || hostile.text.includes('"><b>'), 'no user input reaches the page as markup')
+  t.ok(hostile.text.includes(escapeHtml(HOSTILE)), 'it is shown escaped')
+  t.match(visible(hostile.text), /Namespace levels finance · <script>/, 'namespace levels one by one')
+  t.match(visible(hostile.text), /Override ovr-77/, 'the override used')
+
+  const waived = await openConsoleWith(t, [{ ...DECISIONS[1] as DecisionRecord, id: 'd-9', verdict: 'allow', 'request-id': 'req-9', override: { id: 'ovr-1', rules: ['COLUMN_NO_DROP'] } }])
+  const page = await get(`${waived}/console/decisions/d-9`)
+  t.match(visible(page.text), /Request id req-9/, 'the request id')
+  t.match(visible(page.text), /Override ovr-1 , waiving COLUMN_NO_DROP/, 'the override and the rules it waived')
+  t.ok(page.text.includes('waiving <a href="/rules/COLUMN_NO_DROP">'), 'waived rules link to their page')
+
+  const missing = await get(`${proxy.url}/console/decisions/${encodeURIComponent('<nope>')}`)
+  t.equal(missing.status, 404)
+  t.match(visible(missing.text), /Cannot find decision <nope>: no such decision/)
+  t.notOk(missing.text.includes('<nope>'), 'the id is escaped')
+})
+
 t.test('the default sources: the server\'s own decision log and override records; the adapter asks GET /admin/v1/decisions as the viewer', async t => {
   const up = await startRecordingUpstream(t, fixtureResponder)
   const proxy = await startProxy(t, { upstream: up.url, env: { ICEGUARD_ADMIN_TOKEN: STATIC } })
@@ -125,11 +204,25 @@ t.test('the default sources: the server\'s own decision log and override records
     asked.push({ url: req.url, authorization: req.headers.authorization })
     return { decisions: [DECISIONS[1]], 'next-page-token': 'p2' }
   })
+  api.get('/admin/v1/decisions/:id', async (req, reply) => {
+    asked.push({ url: req.url, authorization: req.headers.authorization })
+    const id = (req.params as { id: string }).id
+    if (id === 'd-2') return DECISIONS[1]
+    return await reply.code(404).send({ error: { message: `Cannot find decision ${id}: no such decision`, type: 'NotFoundException', code: 404 } })
+  })
   t.teardown(() => api.close())
   const got = await adminApiDecisionSource(api).list({ verdict: 'deny', rule: 'COLUMN_NO_DROP', pageToken: 'p1' }, { authorization: 'Bearer viewer' })
   t.same(asked, [{ url: '/admin/v1/decisions?verdict=deny&rule=COLUMN_NO_DROP&page-token=p1', authorization: 'Bearer viewer' }])
   t.equal(got.decisions[0]?.id, 'd-2')
   t.equal(got.nextPageToken, 'p2')
+
+  t.equal((await adminApiDecisionSource(api).get('d-2', { authorization: 'Bearer viewer' }))?.id, 'd-2', 'one decision by id')
+  t.equal(await adminApiDecisionSource(api).get('a/b', {}), undefined, 'an unknown id is none')
+  t.same(asked.slice(-2).map(a => a.url), ['/admin/v1/decisions/d-2', '/admin/v1/decisions/a%2Fb'], 'the id is one path segment')
+  await t.rejects(adminApiDecisionSource(Fastify()).get('d-2', {}), /not available/, 'no such route: the log is not available')
+
+  const own = await get(`${proxy.url}/console/decisions/nope`, { authorization: `Bearer ${STATIC}` })
+  t.equal(own.status, 404, 'the server\'s own log: an unknown id is a 404 page')
 })
 
 t.test('sign-in: 401 login page, the static token in a cookie, sign-out; the token never reaches the catalog', async t => {

@@ -265,3 +265,27 @@ t.test('PostgreSQL: two iceguards share decisions and override revocations', { s
   t.equal(posts(catalog).length, postsBefore, 'nothing reached the upstream')
   t.match((await call(`${a.url}/admin/v1/overrides`)).json.overrides, [{ id, 'revoked-by': 'admin-token' }], 'A lists it as revoked')
 })
+
+t.test('a write refused before judging keeps its table identity: a dot inside one namespace level stays inside it', async t => {
+  const catalog = await startCatalog(t)
+  const proxy = await startProxy(t, { upstream: catalog.url, policy, 'state-dir': join(work, 'state-dotted'), env })
+  const conns = await transports(t, proxy.url)
+  const before = posts(catalog).length
+  for (const [name, conn] of Object.entries(conns)) {
+    // One namespace level `a.b` (levels would be joined by %1F), a body whose identifier names another table.
+    const body = {
+      identifier: { namespace: ['a'], name: 'b.t' },
+      requirements: [],
+      updates: [{ action: 'add-schema', schema: { type: 'struct', 'schema-id': 1, fields: [{ id: 1, name: 'x', required: false, type: 'int' }] } }]
+    }
+    const res = await call(`${proxy.url}/v1/namespaces/a.b/tables/t`, { method: 'POST', body, dispatcher: conn })
+    t.equal(res.status, 400, `${name}: refused before judging`)
+    t.match(res.json, { error: { code: 400, message: /identifier names a\.b\.t, not the table in the request path/ } }, `${name}: the message names the mismatch`)
+  }
+  t.equal(posts(catalog).length, before, 'nothing reached the upstream')
+  await flushed(proxy)
+  const stored = (await call(`${proxy.url}/admin/v1/decisions?table=t`)).json.decisions as any[]
+  const mine = stored.filter(d => d.kind === 'update-table')
+  t.equal(mine.length, 2, 'one decision per transport')
+  for (const d of mine) t.same(d.table, { namespace: ['a.b'], name: 't' }, 'namespace ["a.b"]: one level, not split at the dot')
+})

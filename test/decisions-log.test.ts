@@ -33,6 +33,7 @@ function record (n: number, over: Partial<AuditRecord> = {}): AuditRecord {
     requestId: `req-${n}`,
     kind: 'transaction',
     tables: ['db.a', 'db.b'],
+    tableRefs: [{ namespace: ['db'], name: 'a' }, { namespace: ['db'], name: 'b' }],
     flows: ['update'],
     verdict: 'deny',
     rules: ['COLUMN_NO_DROP'],
@@ -85,15 +86,15 @@ t.test('a store that is down: buffered, counted, logged once, retried; a full bu
   const sink = log.auditSink(lines)
 
   db.down = true
-  sink.record(record(1, { decided: undefined, tables: ['db.a'] }))
-  sink.record(record(2, { decided: undefined, tables: ['db.a'] }))
+  sink.record(record(1, { decided: undefined, tables: ['db.a'], tableRefs: [{ namespace: ['db'], name: 'a' }] }))
+  sink.record(record(2, { decided: undefined, tables: ['db.a'], tableRefs: [{ namespace: ['db'], name: 'a' }] }))
   await log.flush()
   await log.flush()
   t.equal(log.pending, 2, 'both wait in the buffer')
   t.equal(m.decisionStore.get({ outcome: 'failed' }), 4, 'each failed attempt is counted')
   t.equal(logged.lines.filter(l => /Cannot store decisions/.test(l.msg)).length, 1, 'the outage is logged once')
 
-  sink.record(record(3, { decided: undefined, tables: ['db.a'] }))
+  sink.record(record(3, { decided: undefined, tables: ['db.a'], tableRefs: [{ namespace: ['db'], name: 'a' }] }))
   sink.record(record(4))
   t.ok(lines.records[2]?.decisionIds !== undefined, 'the third still fits')
   const full = lines.records[3]
@@ -108,7 +109,7 @@ t.test('a store that is down: buffered, counted, logged once, retried; a full bu
   t.ok(logged.lines.some(l => /available again/.test(l.msg)), 'and the recovery is logged')
 
   db.down = true
-  sink.record(record(5, { decided: undefined, tables: ['db.z'] }))
+  sink.record(record(5, { decided: undefined, tables: ['db.z'], tableRefs: [{ namespace: ['db'], name: 'z' }] }))
   await log.close()
   const lost = logged.lines.find(l => l.msg === 'decision not stored')
   t.match(lost?.obj, { component: 'audit', audit: { requestId: 'req-5', decisionNotStored: /shut down/ } }, 'at shutdown what never reached the store is logged as an audit line')

@@ -124,7 +124,7 @@ t.test('principal never carries the credential', async t => {
 
 t.test('audit sinks', async t => {
   const mem = memoryAuditSink()
-  const record = { requestId: 'r1', kind: 'update-table', tables: ['db.t'], flows: ['update'], verdict: 'allow' as const, rules: [], warnings: [], summary: 'added x', status: 200, forwarded: true, durationMs: 1 }
+  const record = { requestId: 'r1', kind: 'update-table', tables: ['db.t'], tableRefs: [{ namespace: ['db'], name: 't' }], flows: ['update'], verdict: 'allow' as const, rules: [], warnings: [], summary: 'added x', status: 200, forwarded: true, durationMs: 1 }
   mem.record(record)
   t.same(mem.records, [record])
   mem.clear()

@@ -10,6 +10,7 @@ import { Type } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AdminIdentity } from '../../src/auth/access.js'
 import type { AdminAuth } from '../../src/auth/admin-auth.js'
+import { decisionBody } from '../../src/console/decision-page.js'
 import { decisionsBody } from '../../src/console/decisions-page.js'
 import type { DecisionFilters, DecisionSource, SourceCaller } from '../../src/console/decision-source.js'
 import { consolePath, html, type Html } from '../../src/console/html.js'
@@ -17,6 +18,7 @@ import { page } from '../../src/console/layout.js'
 import { loginBody, messageBody } from '../../src/console/login-page.js'
 import type { OverrideSource } from '../../src/console/override-source.js'
 import { GateError } from '../../src/errors.js'
+import { SCHEMA_PAGE_MAX } from '../../src/schemas/schema-history.js'
 import type { TableReader } from '../admin/admin-context.js'
 import type { AdminPolicy } from '../admin/admin-context.js'
 import { consoleCredential, signInCookie, signOutCookie, upstreamAuthorization } from './console-auth.js'
@@ -60,6 +62,14 @@ const DecisionQuery = Type.Object({
 })
 
 const TableParams = Type.Object({ namespace: Type.String(), table: Type.String() })
+
+const TableQuery = Type.Object({
+  prefix: Type.Optional(Type.String()),
+  /** A page token of the schema history (absent: the newest schemas). */
+  'schemas-from': Type.Optional(Type.String()),
+  /** How many schemas the timeline shows. */
+  schemas: Type.Optional(Type.Integer({ minimum: 1, maximum: SCHEMA_PAGE_MAX }))
+})
 
 export default async function consoleRoutes (app: FastifyInstance, options: ConsoleOptions): Promise<void> {
   await app.register(formbody)
@@ -137,6 +147,20 @@ export default async function consoleRoutes (app: FastifyInstance, options: Cons
     return send(reply, 200, 'Decisions', decisionsBody(filters, result), request.consoleViewer)
   })
 
+  typed.get('/console/decisions/:id', { schema: { params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) }) } }, async (request, reply) => {
+    const id = request.params.id
+    if (options.decisions === undefined) return send(reply, 200, 'Decision', messageBody('The decision log is not available on this server.'), request.consoleViewer)
+    let found
+    try {
+      found = await options.decisions.get(id, request.consoleViewer?.source ?? {})
+    } catch (err) {
+      request.log.warn({ err }, 'console: decision unavailable')
+      return send(reply, 200, 'Decision', messageBody((err as Error).message), request.consoleViewer)
+    }
+    if (found === undefined) return send(reply, 404, 'Decision', messageBody(`Cannot find decision ${id}: no such decision (unknown id, or older than the retention)`), request.consoleViewer)
+    return send(reply, 200, `Decision ${found.id}`, decisionBody(found), request.consoleViewer)
+  })
+
   typed.get('/console/tables', { schema: { querystring: Type.Object({ table: Type.Optional(Type.String()) }) } }, async (request, reply) => {
     const parts = (request.query.table ?? '').split('.')
     const name = parts.pop() ?? ''
@@ -146,8 +170,10 @@ export default async function consoleRoutes (app: FastifyInstance, options: Cons
 <label>Table<input name="table" placeholder="db.orders" required></label><button type="submit">Open</button></form>`, request.consoleViewer)
   })
 
-  typed.get('/console/tables/:namespace/:table', { schema: { params: TableParams, querystring: Type.Object({ prefix: Type.Optional(Type.String()) }) } }, async (request, reply) => {
-    const view = await tableView(options, request.params.namespace, request.params.table, request.query.prefix, upstreamAuthorization(request, request.consoleViewer?.identity))
+  typed.get('/console/tables/:namespace/:table', { schema: { params: TableParams, querystring: TableQuery } }, async (request, reply) => {
+    const q = request.query
+    const view = await tableView(options, request.params.namespace, request.params.table, q.prefix, upstreamAuthorization(request, request.consoleViewer?.identity),
+      { from: nonEmpty(q['schemas-from']) ? q['schemas-from'] : undefined, count: q.schemas })
     if (!view.ok) return send(reply, 400, 'Table', messageBody(view.problem), request.consoleViewer)
     return send(reply, 200, `Table ${[...view.table.namespace, view.table.name].join('.')}`, view.body, request.consoleViewer)
   })

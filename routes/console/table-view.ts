@@ -6,8 +6,8 @@
 import { checkContract } from '../../src/policy/contract.js'
 import { contractReport } from '../../src/schemas/contract-report.js'
 import { effectivePolicyToWire } from '../../src/schemas/effective-policy.js'
-import { buildSchemaHistory, SCHEMA_PAGE_MAX, type SchemaHistory } from '../../src/schemas/schema-history.js'
-import { tableBody, type Shown, type TableView } from '../../src/console/table-page.js'
+import { buildSchemaHistory, SCHEMA_PAGE_MAX, schemaPageStart, schemaPageToken, type SchemaHistory } from '../../src/schemas/schema-history.js'
+import { FIRST_SCHEMA_PAGE, tableBody, type SchemaPages, type Shown, type TableView } from '../../src/console/table-page.js'
 import type { Html } from '../../src/console/html.js'
 import type { OverrideInForce, OverrideSource } from '../../src/console/override-source.js'
 import { GateError } from '../../src/errors.js'
@@ -23,8 +23,17 @@ interface Sources {
 
 type Result = { readonly ok: true, readonly table: TableView['table'], readonly body: Html } | { readonly ok: false, readonly problem: string }
 
+/**
+ * Which schemas the timeline shows: `from`, a page token of the history (absent: the newest
+ * page, the most useful one for a long history), and `count` schemas from there.
+ */
+export interface SchemaWindow {
+  readonly from?: string | undefined
+  readonly count?: number | undefined
+}
+
 /** `prefix`: the catalog's `{prefix}` path segment, when the upstream uses one (as `?prefix=` in the admin API). */
-export async function tableView (sources: Sources, namespaceSegment: string, name: string, prefix: string | undefined, authorization: string | undefined): Promise<Result> {
+export async function tableView (sources: Sources, namespaceSegment: string, name: string, prefix: string | undefined, authorization: string | undefined, window: SchemaWindow = {}): Promise<Result> {
   let namespace: string[]
   try {
     namespace = namespaceFromPath(namespaceSegment)
@@ -35,8 +44,15 @@ export async function tableView (sources: Sources, namespaceSegment: string, nam
   const label = tableName(table)
   const metadata = await readMetadata(sources.tables, { ...table, prefix }, authorization)
   const resolved = sources.policy.resolve(table)
-  // The first page from the oldest schema (no page token, so never undefined), at the largest page size.
-  const history: Shown<SchemaHistory> = metadata.ok ? { ok: true, value: buildSchemaHistory(table, metadata.value, { pageSize: SCHEMA_PAGE_MAX }) as SchemaHistory } : metadata
+  let history: Shown<SchemaHistory>
+  let pages: SchemaPages = {}
+  if (!metadata.ok) history = metadata
+  else {
+    const shown = historyWindow(table, metadata.value, window)
+    if (shown === undefined) return { ok: false, problem: `Cannot show the schemas of ${label}: "${window.from ?? ''}" is not a page token of this table's schemas` }
+    history = { ok: true, value: shown.history }
+    pages = shown.pages
+  }
   let contract: TableView['contract']
   if (resolved.contract !== undefined) {
     if (!metadata.ok) contract = { ok: false, problem: `Cannot check the contract: ${metadata.problem}` }
@@ -57,8 +73,31 @@ export async function tableView (sources: Sources, namespaceSegment: string, nam
       overrides = { ok: false, problem: `Cannot list the overrides: ${(err as Error).message}` }
     }
   }
-  const view: TableView = { table, history, policy: effectivePolicyToWire(resolved.explain()), contract, overrides }
+  const view: TableView = { table, ...(prefix !== undefined && { prefix }), history, pages, policy: effectivePolicyToWire(resolved.explain()), contract, overrides }
   return { ok: true, table, body: tableBody(view) }
+}
+
+/**
+ * One page of the history through its page tokens (the admin API's paging, unchanged): the newest
+ * `count` schemas unless `from` names another page, and the window just before it as the older page.
+ */
+function historyWindow (table: { namespace: string[], name: string }, metadata: TableMetadata, window: SchemaWindow): { history: SchemaHistory, pages: SchemaPages } | undefined {
+  const schemas = metadata.schemas
+  const count = Math.min(Math.max(1, window.count ?? SCHEMA_PAGE_MAX), SCHEMA_PAGE_MAX)
+  const start = window.from === undefined
+    ? Math.max(0, schemas.length - count)
+    : schemaPageStart(schemas, window.from === FIRST_SCHEMA_PAGE ? '' : window.from)
+  if (start === undefined) return undefined
+  const history = buildSchemaHistory(table, metadata, { pageToken: schemaPageToken(schemas, start), pageSize: count })
+  if (history === undefined) return undefined
+  const olderStart = Math.max(0, start - count)
+  return {
+    history,
+    pages: {
+      ...(start > 0 && { older: { from: schemaPageToken(schemas, olderStart), count: start - olderStart } }),
+      ...(start + count < schemas.length && { newest: { count } })
+    }
+  }
 }
 
 async function readMetadata (tables: TableReader, table: { namespace: string[], name: string, prefix: string | undefined }, authorization: string | undefined): Promise<Shown<TableMetadata>> {

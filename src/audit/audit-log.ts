@@ -7,6 +7,7 @@
  * (see `principal.ts`).
  */
 
+import type { TableRef } from '../iceberg/rest-path.js'
 import type { Verdict } from '../rules/rule.js'
 
 export interface AuditRecord {
@@ -17,6 +18,11 @@ export interface AuditRecord {
   readonly kind: string
   /** Dotted identifiers (`ns1.ns2.table`); several for a transaction. */
   readonly tables: readonly string[]
+  /**
+   * The same tables as identities (namespace levels, name, the route's prefix): a dotted name
+   * cannot say whether a dot belongs to a namespace level, so readers use these, never the dotted form.
+   */
+  readonly tableRefs: readonly TableRef[]
   /** Commit flows as the engine saw them (update, revert, create, staged-create, replace, view). */
   readonly flows: readonly string[]
   readonly verdict: Verdict

@@ -14,6 +14,8 @@ export interface DecisionFinding {
 
 export interface DecisionRecord {
   readonly id: string
+  /** Shared by the decisions of one transaction. */
+  readonly 'request-id'?: string
   /** ISO 8601 instant. */
   readonly time: string
   readonly table: { readonly namespace: readonly string[], readonly name: string }
@@ -51,6 +53,8 @@ export interface SourceCaller {
 
 export interface DecisionSource {
   list (filters: DecisionFilters, caller: SourceCaller): Promise<DecisionPage>
+  /** One decision by id; undefined when there is none with that id. */
+  get (id: string, caller: SourceCaller): Promise<DecisionRecord | undefined>
 }
 
 /** A fixed list, filtered and paged as the query API does; for tests and demonstrations. */
@@ -67,6 +71,9 @@ export function memoryDecisionSource (records: readonly DecisionRecord[]): Decis
       const size = f.pageSize ?? 50
       const end = start + size
       return { decisions: hits.slice(start, end), nextPageToken: end < hits.length ? String(end) : undefined }
+    },
+    async get (id) {
+      return sorted.find(d => d.id === id)
     }
   }
 }

@@ -4,12 +4,16 @@ import { consolePath, html, query, type Html } from './html.js'
 
 export const VERDICTS = ['allow', 'warn', 'deny', 'conflict', 'override'] as const
 
-function tableLink (t: DecisionRecord['table']): Html {
+/**
+ * A link to the table's page. The decision record keeps namespace levels and name but not the
+ * route's catalog prefix, so the link cannot carry one.
+ */
+export function tableLink (t: DecisionRecord['table']): Html {
   const label = [...t.namespace, t.name].join('.')
   return html`<a href="${consolePath('tables', t.namespace.join('\x1f'), t.name)}">${label}</a>`
 }
 
-function changesText (changes: unknown): string {
+export function changesText (changes: unknown): string {
   if (changes === undefined || changes === null) return ''
   if (typeof changes === 'string') return changes
   if (Array.isArray(changes)) {
@@ -21,18 +25,27 @@ function changesText (changes: unknown): string {
   return JSON.stringify(changes)
 }
 
-function overrideText (override: unknown): string {
+export function overrideText (override: unknown): string {
   if (override === undefined || override === null || override === false) return ''
   if (typeof override === 'string') return override
   if (typeof override === 'object' && 'id' in override) return String((override as { id: unknown }).id)
   return JSON.stringify(override)
 }
 
+/** A finding as one line: rule (linked to its page), severity, field id, path, message. */
+export function findingItem (f: DecisionRecord['findings'][number]): Html {
+  return html`<li><a href="/rules/${encodeURIComponent(f.rule)}"><code>${f.rule}</code></a> ${f.severity}${f['field-id'] === undefined || f['field-id'] === null ? '' : html` · field id ${f['field-id']}`}${f.path === undefined || f.path === null ? '' : html` · <code>${f.path}</code>`}: ${f.message}</li>`
+}
+
+export function decisionPath (id: string): string {
+  return consolePath('decisions', id)
+}
+
 function row (d: DecisionRecord): Html {
   return html`<tr data-decision="${d.id}">
-<td><time datetime="${d.time}">${d.time}</time></td><td>${tableLink(d.table)}</td><td>${d.kind}</td>
+<td><a href="${decisionPath(d.id)}"><time datetime="${d.time}">${d.time}</time></a></td><td>${tableLink(d.table)}</td><td>${d.kind}</td>
 <td><span class="verdict verdict-${d.verdict}">${d.verdict}</span></td><td>${d.principal ?? ''}</td>
-<td>${d.findings.length === 0 ? '' : html`<ul>${d.findings.map(f => html`<li><code>${f.rule}</code> ${f.severity}${f['field-id'] === undefined || f['field-id'] === null ? '' : html` · field id ${f['field-id']}`}${f.path === undefined || f.path === null ? '' : html` · <code>${f.path}</code>`}: ${f.message}</li>`)}</ul>`}</td>
+<td>${d.findings.length === 0 ? '' : html`<ul>${d.findings.map(findingItem)}</ul>`}</td>
 <td>${changesText(d.changes)}</td><td>${overrideText(d.override)}</td></tr>`
 }
 

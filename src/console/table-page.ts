@@ -7,15 +7,29 @@ import type { WireChange } from '../schemas/change.js'
 import type { ContractReport } from '../schemas/contract-report.js'
 import type { EffectivePolicyWire } from '../schemas/effective-policy.js'
 import type { SchemaHistory } from '../schemas/schema-history.js'
-import { html, query, type Html } from './html.js'
+import { consolePath, html, query, type Html } from './html.js'
 import type { OverrideInForce } from './override-source.js'
 
 /** Either the value, or a sentence saying why it could not be shown. */
 export type Shown<T> = { readonly ok: true, readonly value: T } | { readonly ok: false, readonly problem: string }
 
+/** `schemas-from` of the page that starts at the first schema (whose page token is empty); no page token reads so. */
+export const FIRST_SCHEMA_PAGE = 'first'
+
+/** Links from the schemas shown to the pages beside them (each absent when there is none). */
+export interface SchemaPages {
+  /** The schemas just before the first one shown: the page token where they start, and how many. */
+  readonly older?: { readonly from: string, readonly count: number }
+  /** Shown when the newest schemas are not on this page. */
+  readonly newest?: { readonly count: number }
+}
+
 export interface TableView {
   readonly table: { readonly namespace: readonly string[], readonly name: string }
+  /** The catalog's `{prefix}` path segment the table was read under, kept in the page's links. */
+  readonly prefix?: string
   readonly history: Shown<SchemaHistory>
+  readonly pages: SchemaPages
   readonly policy: EffectivePolicyWire
   /** undefined: no contract applies to the table. */
   readonly contract: Shown<ContractReport> | undefined
@@ -46,7 +60,18 @@ function change (c: WireChange): Html {
   }
 }
 
-function timeline (h: SchemaHistory): Html {
+function pageLinks (view: TableView): Html {
+  const here = consolePath('tables', view.table.namespace.join('\x1f'), view.table.name)
+  const { older, newest } = view.pages
+  const links = [
+    newest === undefined ? '' : html`<a rel="first" href="${here}${query({ prefix: view.prefix, schemas: String(newest.count) })}">← Newest schemas</a> `,
+    older === undefined ? '' : html`<a rel="next" href="${here}${query({ prefix: view.prefix, 'schemas-from': older.from === '' ? FIRST_SCHEMA_PAGE : older.from, schemas: String(older.count) })}">Older schemas →</a>`
+  ]
+  return newest === undefined && older === undefined ? html`` : html`<p class="schema-pages">${links}</p>`
+}
+
+/** Newest first: the page holds the newest schemas unless an older page was asked for. */
+function timeline (h: SchemaHistory, pages: Html): Html {
   const versions = [...h.schemas].reverse()
   const lineage = html`<table class="lineage"><thead><tr><th>Field id</th><th>Names, oldest first</th><th>Type</th><th>Added in schema</th><th>Status</th></tr></thead><tbody>
 ${h.lineage.map(l => html`<tr data-field-id="${l['field-id']}"${l['dropped-in-schema-id'] === undefined ? '' : html` class="dropped-field"`}><td>${l['field-id']}</td>
@@ -57,7 +82,7 @@ ${h.lineage.map(l => html`<tr data-field-id="${l['field-id']}"${l['dropped-in-sc
   return html`<p>Format version ${h['format-version']}, current schema ${h['current-schema-id']}, last column id ${h['last-column-id']}.</p>
 ${versions.map(v => html`<section class="schema-version" data-schema-id="${v['schema-id']}"><h3${v.current ? html` class="current"` : ''}>Schema ${v['schema-id']}${v.current ? ' (current)' : ''}${v['previous-schema-id'] === undefined ? '' : html`, after schema ${v['previous-schema-id']}`}</h3>
 <p>${v.summary}</p>${v.changes.length === 0 ? '' : html`<ul>${v.changes.map(change)}</ul>`}</section>`)}
-<h3>Field lineage by id</h3>${lineage}
+${pages}<h3>Field lineage by id (the whole history)</h3>${lineage}
 ${reused.length === 0 ? '' : html`<p class="notice error">${reused.map(d => html`The name <code>${d.name}</code> of dropped field id ${d['field-id']} is carried again by field id ${d['reused-by-field-id']}: readers matching by name see different data. `)}</p>`}`
 }
 
@@ -86,7 +111,7 @@ ${o.value.map(x => html`<tr><td><code>${x.id}</code></td><td>${x.principal ?? ''
 
 export function tableBody (view: TableView): Html {
   return html`<p><a href="/console/decisions${query({ namespace: view.table.namespace.join('.'), table: view.table.name })}">Decisions for this table</a></p>
-<h2>Schema timeline</h2>${view.history.ok ? timeline(view.history.value) : html`<p class="notice error">${view.history.problem}</p>`}
+<h2>Schema timeline</h2>${view.history.ok ? timeline(view.history.value, pageLinks(view)) : html`<p class="notice error">${view.history.problem}</p>`}
 <h2>Effective policy</h2>${policy(view.policy)}
 <h2>Contract</h2>${contract(view.contract)}
 <h2>Overrides in force</h2>${overrides(view.overrides)}`

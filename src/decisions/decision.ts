@@ -50,14 +50,15 @@ export interface Decision {
 
 /**
  * The decisions of one audit record, one per table. Tables the gate judged come with their
- * namespace levels and findings; a write refused before judging names its tables only dotted, and
- * is split at the last dot (a dot inside a namespace level cannot be told apart there).
+ * findings; a write refused before judging comes with the identities of the tables it named (or
+ * none, when it named none: one decision with an empty name records the refusal).
  */
 export function decisionsFromAudit (entry: AuditRecord, time: number, newId: () => string = randomUUID): Decision[] {
   const judged = entry.decided ?? []
   const tables: Array<{ table: TableName, findings: readonly DecisionFinding[], changes: string }> = judged.length > 0
     ? judged.map(d => ({ table: { namespace: [...d.namespace], name: d.name }, findings: d.findings.map(plainFinding), changes: d.summary }))
-    : (entry.tables.length > 0 ? entry.tables : ['']).map(dotted => ({ table: splitDotted(dotted), findings: [], changes: '' }))
+    : (entry.tableRefs.length > 0 ? entry.tableRefs : [{ namespace: [], name: '' }])
+        .map(t => ({ table: { namespace: [...t.namespace], name: t.name }, findings: [], changes: '' }))
   const details: DecisionDetails = {
     flows: entry.flows,
     status: entry.status,
@@ -90,11 +91,6 @@ function plainFinding (f: DecisionFinding): DecisionFinding {
     ...(f.fieldId !== undefined ? { fieldId: f.fieldId } : {}),
     ...(f.path !== undefined ? { path: f.path } : {})
   }
-}
-
-function splitDotted (dotted: string): TableName {
-  const at = dotted.lastIndexOf('.')
-  return at === -1 ? { namespace: [], name: dotted } : { namespace: dotted.slice(0, at).split('.'), name: dotted.slice(at + 1) }
 }
 
 /** Namespace levels as one comparable key (the unit separator, as the REST spec joins them). */

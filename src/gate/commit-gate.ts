@@ -105,7 +105,7 @@ export function baseLoadHeaders (headers: IncomingHttpHeaders): IncomingHttpHead
 interface Trail {
   readonly started: number
   readonly principal?: string
-  tables: readonly string[]
+  tables: readonly TableRef[]
   flows: readonly string[]
   rules: readonly string[]
   warnings: readonly string[]
@@ -158,7 +158,7 @@ export async function gateCommit (input: GateInput, deps: GateDeps): Promise<Gat
       return refuse(input, deps, trail, read.refusal)
     }
     const write = read.write
-    trail.tables = write.entries.map(e => tableName(e.table))
+    trail.tables = write.entries.map(e => e.table)
     if (write.judge === 'register') return await enforceRegister(input, deps, trail, write)
 
     let grant: OverrideGrant | undefined
@@ -430,7 +430,8 @@ function done (input: GateInput, deps: GateDeps, trail: Trail, outcome: GateOutc
     requestId: input.requestId,
     ...(trail.principal !== undefined ? { principal: trail.principal } : {}),
     kind: input.kind,
-    tables: trail.tables,
+    tables: trail.tables.map(t => tableName(t)),
+    tableRefs: trail.tables,
     flows: trail.flows,
     verdict,
     rules: trail.rules,

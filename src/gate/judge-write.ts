@@ -52,8 +52,8 @@ export interface Write {
 /** A write refused before any base was needed. */
 export interface EarlyRefusal {
   readonly refusal: GateAnswer
-  /** Dotted names of the tables the write named, when it named them. */
-  readonly tables: readonly string[]
+  /** The tables the write named, when it named them. */
+  readonly tables: readonly TableRef[]
   readonly flows: readonly string[]
 }
 
@@ -111,7 +111,7 @@ export function readWrite (kind: GatedKind, ident: GateIdent, body: JsonBody): {
 
 function readTableCommit (kind: GatedKind, ident: GateIdent, body: JsonBody): { write: Write } | EarlyRefusal {
   const table: TableRef = { prefix: ident.prefix, namespace: ident.namespace, name: ident.table ?? '' }
-  const tables = [tableName(table)]
+  const tables = [table]
   // The Java client omits the identifier on single-table commits; when present it must name the
   // path's table. It is optional here, and Java reads a null identifier as absent (hasNonNull).
   if (body.identifier !== undefined && body.identifier !== null) {
@@ -119,7 +119,8 @@ function readTableCommit (kind: GatedKind, ident: GateIdent, body: JsonBody): { 
     if ('problem' in id) {
       return refused(`Cannot commit to ${tableName(table)}: the body's identifier ${id.problem}`, tables)
     }
-    if (tableName(id) !== tableName(table)) {
+    // By levels, not dotted names: `a` + `b.t` and `a.b` + `t` print alike but are other tables.
+    if (!sameTable(id, table)) {
       return refused(`Cannot commit to ${tableName(table)}: the body's identifier names ${tableName(id)}, not the table in the request path`, tables)
     }
   }
@@ -184,7 +185,7 @@ function readRegister (kind: GatedKind, ident: GateIdent, body: JsonBody, what: 
   if (typeof location !== 'string' || location === '') {
     // Required by RegisterTableRequest and RegisterViewRequest; `overwrite` is optional and a null there is absent (Java
     // getBoolOrNull; iceberg-rust writes `"overwrite": null` when unset).
-    return refused(`Cannot register ${what} ${tableName(table)}: metadata-location ${location === null ? 'is null' : location === undefined ? 'is missing' : 'must be a non-empty string'}`, [tableName(table)], ['register'])
+    return refused(`Cannot register ${what} ${tableName(table)}: metadata-location ${location === null ? 'is null' : location === undefined ? 'is missing' : 'must be a non-empty string'}`, [table], ['register'])
   }
   return { write: { kind, judge: 'register', entries: [{ table, request: body, at: [] }], overridable: false } }
 }
@@ -293,7 +294,11 @@ export function expectsNoTable (request: JsonBody): boolean {
   return Array.isArray(reqs) && reqs.some(r => isObject(r) && typeof r.type === 'string' && r.type.toLowerCase() === 'assert-create')
 }
 
-function refused (message: string, tables: readonly string[], flows: readonly string[] = []): EarlyRefusal {
+function sameTable (a: Pick<TableRef, 'namespace' | 'name'>, b: Pick<TableRef, 'namespace' | 'name'>): boolean {
+  return a.name === b.name && a.namespace.length === b.namespace.length && a.namespace.every((level, i) => level === b.namespace[i])
+}
+
+function refused (message: string, tables: readonly TableRef[], flows: readonly string[] = []): EarlyRefusal {
   return { refusal: answer(ERRORS.BAD_REQUEST, message), tables, flows }
 }
 

@@ -77,8 +77,18 @@ function encodeToken (schemaId: number, at: number): string {
   return Buffer.from(JSON.stringify([schemaId, at])).toString('base64url')
 }
 
+/**
+ * The token of the page that starts at `position` in the table's list (empty for the first): for
+ * readers that page from the newest schema back, such as the console.
+ */
+export function schemaPageToken (schemas: readonly Schema[], position: number): string {
+  if (position <= 0) return ''
+  const at = Math.min(position, schemas.length) - 1
+  return encodeToken(schemas[at]?.schemaId ?? at, at)
+}
+
 /** Position of the first schema of the page `token` points to, or undefined when it is no token of this table's. */
-function pageStart (schemas: readonly Schema[], token: string | undefined): number | undefined {
+export function schemaPageStart (schemas: readonly Schema[], token: string | undefined): number | undefined {
   if (token === undefined || token === '') return 0
   let decoded: unknown
   try {
@@ -102,7 +112,7 @@ function pageStart (schemas: readonly Schema[], token: string | undefined): numb
  */
 export function buildSchemaHistory (table: TableIdentifier, metadata: TableMetadata, page: SchemaPage = {}): SchemaHistory | undefined {
   const schemas = metadata.schemas
-  const start = pageStart(schemas, page.pageToken)
+  const start = schemaPageStart(schemas, page.pageToken)
   if (start === undefined) return undefined
   const size = Math.min(page.pageSize ?? SCHEMA_PAGE_DEFAULT, SCHEMA_PAGE_MAX)
   const end = Math.min(schemas.length, start + size)
