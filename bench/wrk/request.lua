@@ -24,7 +24,8 @@ if opener ~= nil and opener ~= "" then
   request = function()
     if opened < per_thread then
       opened = opened + 1
-      return wrk.format("GET", path, {}, nil)
+      -- An empty body: with nil, wrk.format would send the POST body of the workload on this GET.
+      return wrk.format("GET", path, {}, "")
     end
     plain = plain or wrk.format()
     return plain
