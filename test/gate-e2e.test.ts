@@ -141,7 +141,7 @@ t.test('legal evolutions reach the upstream and the table shows the new schema',
   for (const [what, client, change, check] of steps) await evolve(what, client, change, check)
 
   // Revert to an equal older schema (undoing the drop): Java sends only set-current-schema with
-  // the old id (reference §2.3); the dropped column was optional, so it may come back.
+  // the old id; the dropped column was optional, so it may come back.
   const meta = await loadMeta(proxy.url, 'db', 'evo')
   const revertTo = meta.schemas[meta.schemas.length - 2]!
   catalog.clearRequests()

@@ -1,5 +1,5 @@
 /**
- * Validation for the admin scope. Bodies are checked as sent, never normalised (STYLE §3.6):
+ * Validation for the admin scope. Bodies are checked as sent, never normalised:
  * Fastify's defaults would coerce `"db"` into `["db"]` and silently drop unknown keys, so a typo
  * would pass as something else. Path and query parameters arrive as strings and are coerced.
  */

@@ -1,6 +1,6 @@
 /**
  * The CommitTableRequest for an evolved schema, shaped as Java's `RESTTableOperations` sends a
- * `table.updateSchema()…commit()` (reference §2.3, §2.6):
+ * `table.updateSchema()…commit()`:
  *
  * - requirements: `assert-table-uuid`, `assert-last-assigned-field-id`, `assert-current-schema-id`,
  *   so the catalog refuses the commit (409) when anything changed since the schema was read;

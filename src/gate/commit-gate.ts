@@ -11,7 +11,7 @@
  * policy, audit sink) are injected, so the same function runs under tests with fakes and in the
  * server with the real upstream.
  *
- * Status codes are chosen for what Java, PyIceberg and Rust clients do next (STYLE §0.4, docs/errors.md):
+ * Status codes are chosen for what Java, PyIceberg and Rust clients do next (docs/errors.md):
  * an upstream the gate could not consult is a 503 with Retry-After (nothing forwarded), and only a
  * commit whose bytes left and whose answer was lost a 502/504 CommitStateUnknownException. A
  * commit is never retried here.

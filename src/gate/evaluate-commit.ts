@@ -57,7 +57,7 @@ function hasRequirement (requirements: readonly unknown[], type: string): boolea
 
 /**
  * How the commit relates to the table. A replace is Java's CREATE OR REPLACE: add-schema with
- * remove-snapshot-ref main and no assert-current-schema-id (reference §2.4). A revert switches to an
+ * remove-snapshot-ref main and no assert-current-schema-id. A revert switches to an
  * existing older schema (pyiceberg and Java send exactly that when an evolution equals an old schema).
  */
 export function detectFlow (base: TableMetadata | undefined, requirements: readonly unknown[], updates: readonly unknown[], applied: ApplyResult, target: 'table' | 'view'): CommitFlow {

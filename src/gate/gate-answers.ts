@@ -1,5 +1,5 @@
 /**
- * The answers the gate gives itself, in the clients' dialect (STYLE §3.5, reference §2.1):
+ * The answers the gate gives itself, in the clients' dialect (docs/errors.md):
  * a deterministic refusal is a 400 (clients clean up and do not retry), a requirement that no
  * longer holds is a 409 CommitFailedException, an upstream the gate could not consult is a 503
  * with Retry-After (nothing was forwarded; Java retries that safely). Every message stands alone

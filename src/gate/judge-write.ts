@@ -9,7 +9,7 @@
  *   judgeChange(write, entry, base, grant)  → one change judged against its base
  *   decideWrite(write, judged, config)      → the verdict over all changes (all-or-nothing)
  *
- * Status codes are chosen for what Java, PyIceberg and Rust clients do next (STYLE §0.4): a
+ * Status codes are chosen for what Java, PyIceberg and Rust clients do next: a
  * finding is a 400 (clean failure, never retried), a requirement that no longer holds a 409.
  */
 import type { DecidedTable } from '../audit/audit-log.js'

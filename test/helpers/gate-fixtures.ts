@@ -1,6 +1,6 @@
 /**
  * Fixtures for the gate's end-to-end tests: a table with every kind of column the spec rules look
- * at, commit bodies shaped as each client sends them (reference §2.3, §5), and an interposer that
+ * at, commit bodies shaped as each client sends them, and an interposer that
  * sits between iceguard and the catalog to stage races and upstream answers.
  */
 import http from 'node:http'
@@ -129,7 +129,7 @@ function schemaUpdates (meta: Meta, schema: SchemaJson | undefined, opts: { last
   return [add, { action: 'set-current-schema', 'schema-id': -1 }]
 }
 
-/** Commit bodies as each client writes a schema change (reference §2.3, §5.1, §5.2). */
+/** Commit bodies as each client writes a schema change. */
 export const clientShapes: Record<'java' | 'pyiceberg' | 'rust' | 'curl', Shape> = {
   // UpdateRequirements.forUpdateTable: uuid, last-assigned-field-id, current-schema-id; no identifier.
   java: (meta, schema, _ns, _table, extra = []) => ({

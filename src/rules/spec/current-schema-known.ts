@@ -5,7 +5,7 @@ import { ALL_FLOWS } from './helpers.js'
  * `set-current-schema` names a schema that exists after the commit's earlier updates, and `-1`
  * follows an `add-schema` that really added one. Java: "Cannot set current schema to unknown
  * schema" and "Cannot set last added schema: no schema has been added"; an add equal to an
- * existing schema adds nothing, so `-1` after it fails there too (reference §2.6).
+ * existing schema adds nothing, so `-1` after it fails there too.
  */
 export const currentSchemaKnown: Rule = {
   id: 'CURRENT_SCHEMA_KNOWN',

@@ -5,7 +5,7 @@ import { ALL_FLOWS, checkedSchemas, schemaLabel } from './helpers.js'
 /**
  * Every field id occurs once in a schema, list elements and map keys/values included. Columns are
  * "selected by field id" (spec "Column Projection"); two fields with one id cannot both be read.
- * Java fails such a schema while parsing the request, outside its error handling (reference §3.5).
+ * Java fails such a schema while parsing the request, outside its error handling.
  */
 export const fieldIdUnique: Rule = {
   id: 'FIELD_ID_UNIQUE',

@@ -11,7 +11,7 @@ import { checkedSchemas, isNullDefault, schemaFacts, schemaLabel, subject, TABLE
  * A `write-default` is allowed on every version: Appendix E calls it "a forward-compatible change
  * because it is only used at write time", and Java agrees (`TestSchema#testSupportedWriteDefault`).
  * The Java fixture throws an IllegalStateException for the rest and answers 500, which clients read
- * as "commit state unknown" (reference §3.4), so the proxy answers a clean 400 first.
+ * as "commit state unknown", so the proxy answers a clean 400 first.
  */
 export const formatVersionTypes: Rule = {
   id: 'FORMAT_VERSION_TYPES',

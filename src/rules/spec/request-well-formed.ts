@@ -5,7 +5,7 @@ import { ALL_FLOWS } from './helpers.js'
  * The request itself can be read and applied: every update has a known action and the fields it
  * needs, every type string parses, every requirement is known. The spec demands a 400 for unknown
  * updates and requirements (REST spec, updateTable), and the Java fixture answers some of these
- * with a 5xx, which clients read as "commit state unknown" (reference §3.5).
+ * with a 5xx, which clients read as "commit state unknown".
  */
 export const requestWellFormed: Rule = {
   id: 'REQUEST_WELL_FORMED',
