@@ -149,10 +149,14 @@ export function summarize (schemas: readonly Schema[]): HistoryView {
 /**
  * A cheap check that a schema under a known id is the one read: the spec never gives an id to two
  * schemas, but a catalog that removes the highest schema (`remove-schemas`) may hand its id to the
- * next one. Top-level ids and name lengths catch such a schema in O(top-level fields).
+ * next one. Top-level ids and names catch such a schema in O(top-level fields).
  */
 function fingerprint (schema: Schema): number {
   let h = schema.struct.fields.length | 0
-  for (const f of schema.struct.fields) h = (Math.imul(h, 31) + f.id * 7 + f.name.length) | 0
+  for (const f of schema.struct.fields) {
+    h = (Math.imul(h, 31) + f.id * 7) | 0
+    // The whole name, not its length: `a` and `b` under one id are different columns.
+    for (let i = 0; i < f.name.length; i++) h = (Math.imul(h, 31) + f.name.charCodeAt(i)) | 0
+  }
   return h
 }
