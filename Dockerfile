@@ -68,4 +68,4 @@ EXPOSE 8181
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.ICEGUARD_PORT || 8181) + '/healthz').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
-CMD ["node", "/app/dist/src/server.js"]
+CMD ["node", "/app/dist/src/main/server.js"]

@@ -4,7 +4,7 @@ import neostandard from 'neostandard'
 export default [
   ...neostandard({
     ts: true,
-    ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.tap/**']
+    ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.tap/**', '.bench-build/**']
   }),
   {
     rules: {

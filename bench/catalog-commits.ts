@@ -19,7 +19,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { request } from 'undici'
-import { startEmbeddedCatalog } from '../src/catalog/index.js'
+import { startEmbeddedCatalog } from '../src/dev-catalog/index.js'
 
 if (process.argv[2] === 'serve') {
   // The child: the catalog, and on `gc` from the parent, a full GC and its memory on stdout.

@@ -9,9 +9,9 @@
  */
 import { performance } from 'node:perf_hooks'
 import { pathToFileURL } from 'node:url'
-import { evaluateCommit } from '../src/gate/evaluate-commit.js'
+import { evaluateCommit } from '../src/engine/evaluate-commit.js'
 import { parseTableMetadata } from '../src/iceberg/parse.js'
-import { SPEC_ONLY_SETTINGS } from '../src/rules/settings.js'
+import { SPEC_ONLY_SETTINGS } from '../src/engine/rules/settings.js'
 
 export interface EngineBenchRow {
   readonly fields: number

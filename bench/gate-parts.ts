@@ -16,17 +16,17 @@
  * and writer the gate used before.
  */
 import { LosslessNumber, parse, stringify } from 'lossless-json'
-import { evaluateCommit } from '../src/gate/evaluate-commit.js'
+import { evaluateCommit } from '../src/engine/evaluate-commit.js'
 import { missingRequirements } from '../src/gate/inject-requirements.js'
 import { createGateService } from '../src/gate/gate-service.js'
 import { readLoadAnswer } from '../src/gate/load-base.js'
-import { parseCommitBody } from '../src/gate/parse-commit-body.js'
+import { parseCommitBody } from '../src/json/parse-commit-body.js'
 import { createSchemaTexts } from '../src/gate/schema-texts.js'
-import { spliceRequirements } from '../src/gate/splice-requirements.js'
+import { spliceRequirements } from '../src/json/splice-requirements.js'
 import type { TableMetadata } from '../src/iceberg/types.js'
 import { loadPolicy } from '../src/policy/load-policy.js'
 import { resolvePolicy } from '../src/policy/resolve-policy.js'
-import type { UpstreamRequest, UpstreamResponse } from '../src/upstream/client.js'
+import type { UpstreamRequest, UpstreamResponse } from '../src/upstream/undici/client.js'
 import { afterSchemaCommit, commitTableResponse, loadTableResult, schemaCommit, type TableOptions } from './lib/fixtures.js'
 import { isObject } from '../src/iceberg/json-values.js'
 

@@ -10,8 +10,8 @@
  * run with each other, or one row across two builds run back to back.
  */
 import { bestCpuPerCall } from './lib/best-cpu.js'
-import { parseRequestHead } from '../src/http/fast-lane/request-head.js'
-import { HEAD_END } from '../src/http/fast-lane/response-head.js'
+import { parseRequestHead } from '../src/edge/fast-lane/request-head.js'
+import { HEAD_END } from '../src/upstream/lane/response-head.js'
 
 const ROUNDS = 15
 const CALLS = 20000

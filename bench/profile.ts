@@ -109,7 +109,7 @@ async function main (): Promise<void> {
   const stub = start('stub', pinned(nodeServer('bench/stub/upstream-stub.ts', ['--port', '0']), o.cpus.servers), { probe: true, logDir: dir })
   const stubPort = (await firstJsonLine(stub, 'port', 30_000)).port
   const port = await freePort()
-  const ig = start('iceguard', pinned(nodeServer('src/server.ts',
+  const ig = start('iceguard', pinned(nodeServer('src/main/server.ts',
     ['--upstream', `http://127.0.0.1:${String(stubPort)}`, '--port', String(port), '--host', '127.0.0.1', '--log-level', o.logLevel],
     ['--cpu-prof', '--cpu-prof-dir', dir]), o.cpus.servers), { probe: true, logDir: dir, env: { NODE_ENV: 'production' } })
   let from = 0

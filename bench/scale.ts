@@ -2,7 +2,7 @@
  * `npm run bench:scale`: how the CPU of one schema commit through iceguard grows with the table's
  * schema history and width, what the schema-history admin API costs, and iceguard's RSS.
  *
- * iceguard runs in a child process (`node --import tsx src/server.ts`, from --iceguard DIR, by
+ * iceguard runs in a child process (`node --import tsx src/main/server.ts`, from --iceguard DIR, by
  * default this project: point it at another checkout to compare) in front of a small native-JSON
  * catalog that runs in this process, so the CPU measured is iceguard's alone: the run time of all
  * its threads (`/proc/<pid>/task/<tid>/schedstat`, ns) around each request.
@@ -259,7 +259,7 @@ async function startIceguard (dir: string, upstream: string): Promise<{ child: C
   const port = await freePort()
   const profile = args.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', path.resolve(args.profile)]
   const words = (text: string): string[] => text.split(' ').filter(w => w !== '')
-  const child = spawn(process.execPath, [...profile, ...words(args['node-args']), '--import', 'tsx', 'src/server.ts', '--upstream', upstream, '--port', String(port), '--host', '127.0.0.1', ...words(args['server-args'])],
+  const child = spawn(process.execPath, [...profile, ...words(args['node-args']), '--import', 'tsx', 'src/main/server.ts', '--upstream', upstream, '--port', String(port), '--host', '127.0.0.1', ...words(args['server-args'])],
     { cwd: dir, env: { ...process.env, ICEGUARD_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'inherit', 'inherit'] })
   const url = `http://127.0.0.1:${port}`
   for (let i = 0; i < 600; i++) {

@@ -12,7 +12,7 @@
  */
 import { bestCpuPerCall } from './lib/best-cpu.js'
 import { isUtf8 } from 'node:buffer'
-import { needsGate } from '../src/gate/commit-scan.js'
+import { needsGate } from '../src/json/commit-scan.js'
 import { needsGateByParse } from '../test/helpers/commit-scan-reference.js'
 import { dataCommit, type TableOptions } from './lib/fixtures.js'
 

@@ -18,7 +18,7 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { isLosslessNumber, parse, stringify } from 'lossless-json'
 import { Pool } from 'undici'
-import { startEmbeddedCatalog } from '../src/catalog/index.js'
+import { startEmbeddedCatalog } from '../src/dev-catalog/index.js'
 import { buildForBench } from './lib/build.js'
 import { BENCH_DIR, freePort, killAll, nodeServer, start, stop, waitForPort } from './lib/processes.js'
 import { askUsage } from './lib/usage.js'
@@ -223,7 +223,7 @@ async function main (): Promise<void> {
   mkdirSync(resultsDir, { recursive: true })
   const logDir = mkdtempSync(path.join(os.tmpdir(), 'iceguard-soak-'))
   const port = await freePort()
-  const ig = start('soak-iceguard', nodeServer('src/server.ts', ['--upstream', catalog.url, '--port', String(port), '--host', '127.0.0.1', '--log-level', 'warn']),
+  const ig = start('soak-iceguard', nodeServer('src/main/server.ts', ['--upstream', catalog.url, '--port', String(port), '--host', '127.0.0.1', '--log-level', 'warn']),
     { probe: true, logDir, env: { NODE_ENV: 'production' } })
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: workers, pipelining: 1 })
   const memory: Array<{ s: number, rssMb: number }> = []

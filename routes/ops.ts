@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
-import { routeOf } from '../src/http/request-state.js'
+import { routeOf } from '../src/edge/request-state.js'
 import { metrics as processMetrics, type IceguardMetrics } from '../src/metrics/iceguard-metrics.js'
 import { PROMETHEUS_CONTENT_TYPE, type BoundCounter } from '../src/metrics/registry.js'
 import { observeUpstreamLatency } from '../src/metrics/upstream-latency.js'
@@ -20,7 +20,7 @@ import { IcebergErrorResponseSchema } from '../src/schemas/error-model.js'
 import { HealthSchema, ReadinessSchema } from '../src/schemas/ops.js'
 import { addSharedSchemas } from '../src/schemas/index.js'
 import { ref } from '../src/schemas/ref.js'
-import type { UpstreamClient } from '../src/upstream/client.js'
+import type { UpstreamClient } from '../src/upstream/undici/client.js'
 
 export interface OpsOptions {
   /** Buffered upstream client, for the readiness probe. */

@@ -1,5 +1,5 @@
 /**
- * `GET /rules/{RULE_ID}`: a rule's documentation as an HTML page (src/rules/rule-page.ts), the
+ * `GET /rules/{RULE_ID}`: a rule's documentation as an HTML page (src/engine/rules/rule-page.ts), the
  * target of the links in every refusal, so a person reading an exception from Spark or PyIceberg
  * can open it. An id no rule has is a 404 ErrorModel.
  */
@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { ERRORS, GateError } from '../src/errors.js'
-import { rulePage } from '../src/rules/rule-page.js'
+import { rulePage } from '../src/engine/rules/rule-page.js'
 import { IcebergErrorResponseSchema } from '../src/schemas/error-model.js'
 import { addSharedSchemas } from '../src/schemas/index.js'
 import { ref } from '../src/schemas/ref.js'

@@ -7,8 +7,8 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { buildApp } from '../src/app.js'
-import { configFrom } from '../src/config.js'
+import { buildApp } from '../src/main/app.js'
+import { configFrom } from '../src/main/config.js'
 
 export const OPENAPI_JSON = fileURLToPath(new URL('../openapi/iceguard.openapi.json', import.meta.url))
 export const OPENAPI_YAML = fileURLToPath(new URL('../openapi/iceguard.openapi.yaml', import.meta.url))

@@ -40,7 +40,7 @@ export function pinned (argv: string[], cpus: string | null): string[] {
 }
 
 /**
- * argv that runs the compiled form of a project file (`src/server.ts`, `bench/stub/…`; see
+ * argv that runs the compiled form of a project file (`src/main/server.ts`, `bench/stub/…`; see
  * build.ts) under plain Node, with the usage probe loaded.
  */
 export function nodeServer (file: string, args: string[] = [], nodeFlags: string[] = []): string[] {

@@ -31,7 +31,7 @@ function iceguardArgv (o: Options, upstream: string, port: number): { argv: stri
     return { argv: ['bash', '-c', `exec ${cmd}`], probe: false }
   }
   const args = ['--upstream', upstream, '--port', String(port), '--host', '127.0.0.1', '--log-level', o.logLevel]
-  return { argv: nodeServer('src/server.ts', args), probe: true }
+  return { argv: nodeServer('src/main/server.ts', args), probe: true }
 }
 
 export async function startTarget (t: Target, o: Options, dir: string, stubUrl: string): Promise<Running> {

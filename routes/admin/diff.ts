@@ -1,8 +1,8 @@
 /** `POST /admin/v1/diff`: changes by field id between two schemas, or two schemas of a table. */
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { diffSchemas } from '../../src/diff/schema-diff.js'
-import { summarizeChanges } from '../../src/diff/summary.js'
+import { diffSchemas } from '../../src/engine/diff/schema-diff.js'
+import { summarizeChanges } from '../../src/engine/diff/summary.js'
 import { ERRORS, GateError } from '../../src/errors.js'
 import { parseSchema } from '../../src/iceberg/parse.js'
 import type { Schema } from '../../src/iceberg/types.js'

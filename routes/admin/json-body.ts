@@ -4,7 +4,7 @@
  * as the commit path does, so 64-bit snapshot ids in requirements compare digit for digit.
  */
 import { ERRORS, GateError } from '../../src/errors.js'
-import { parseCommitBody } from '../../src/gate/parse-commit-body.js'
+import { parseCommitBody } from '../../src/json/parse-commit-body.js'
 import { toPlainJson } from '../../src/schemas/plain-json.js'
 
 declare module 'fastify' {

@@ -1,7 +1,7 @@
 /** `GET /admin/v1/rules`: the rule catalogue, like `buf config ls-breaking-rules`. */
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { ruleCatalogue } from '../../src/rules/index.js'
+import { ruleCatalogue } from '../../src/engine/rules/index.js'
 import { ref } from '../../src/schemas/ref.js'
 import { RuleCatalogueSchema, type RuleCatalogue } from '../../src/schemas/rule-catalogue.js'
 

@@ -20,10 +20,10 @@ import {
   type ChangeError, type SchemaChangeOp, type Unresolved
 } from '../../src/evolve/index.js'
 import type { GateOutcome, TableRef } from '../../src/gate/commit-gate.js'
-import { evaluateCommit } from '../../src/gate/evaluate-commit.js'
+import { evaluateCommit } from '../../src/engine/evaluate-commit.js'
 import { checkOverrideToken, evaluateUnder, OVERRIDE_HEADER, overrideToWire } from '../../src/gate/override.js'
 import { tablePath } from '../../src/gate/load-base.js'
-import { parseUpstreamBody } from '../../src/gate/parse-commit-body.js'
+import { parseUpstreamBody } from '../../src/json/parse-commit-body.js'
 import { parseTableMetadata } from '../../src/iceberg/parse.js'
 import { schemaToJson } from '../../src/iceberg/print.js'
 import type { Schema, TableMetadata } from '../../src/iceberg/types.js'

@@ -1,10 +1,10 @@
 /**
  * `GET /v1/config`: forwarded, then `overrides.uri`/`defaults.uri` rewritten so that clients keep
- * talking to the proxy (src/http/catalog-config.ts, which the fast lane uses too). Non-200
+ * talking to the proxy (src/edge/catalog-config.ts, which the fast lane uses too). Non-200
  * answers are relayed unchanged.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { configAnswer } from '../../src/http/catalog-config.js'
+import { configAnswer } from '../../src/edge/catalog-config.js'
 import { upstreamHeaders } from './forward-buffered.js'
 
 export async function serveConfig (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {

@@ -4,7 +4,7 @@
  * gate's own ErrorModel when it refused, with nothing forwarded.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { ClassifiedRequest } from '../../src/http/classify.js'
+import type { ClassifiedRequest } from '../../src/edge/classify.js'
 import type { GatedKind } from '../../src/gate/commit-gate.js'
 import { upstreamHeaders } from './forward-buffered.js'
 

@@ -1,10 +1,10 @@
 /**
  * The Iceberg REST surface as Fastify sees it. In production the front door
- * (src/http/front-door.ts) streams pass-through calls and refuses what the triage refuses
- * (src/http/classify.ts) before Fastify is involved, so these routes mostly serve `/v1/config` and
+ * (src/edge/front-door.ts) streams pass-through calls and refuses what the triage refuses
+ * (src/edge/classify.ts) before Fastify is involved, so these routes mostly serve `/v1/config` and
  * the writes; the catch-all also keeps every `/v1/**` call correct when requests arrive another
  * way (`app.inject`): the same triage, the same refusals, the same canonical target (Fastify's
- * `rewriteUrl`, src/app.ts).
+ * `rewriteUrl`, src/main/app.ts).
  *
  * Bodies: the content-type parser reads only writes (bounded by --body-limit, any content type,
  * bytes kept as received); for any other call the body stream is left untouched for the forwarder.
@@ -12,10 +12,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 // Adds `hide` to route schemas: these routes mirror the upstream's API, not iceguard's own.
 import type {} from '@fastify/swagger'
-import { WRITE_KINDS } from '../../src/http/classify.js'
-import { readBody } from '../../src/http/read-body.js'
+import { WRITE_KINDS } from '../../src/edge/classify.js'
+import { readBody } from '../../src/edge/read-body.js'
 import { ERRORS, GateError } from '../../src/errors.js'
-import { preReadBody, routeOf } from '../../src/http/request-state.js'
+import { preReadBody, routeOf } from '../../src/edge/request-state.js'
 import { serveConfig } from './config.js'
 import { handleWrite } from './write.js'
 

@@ -7,8 +7,8 @@
  * byte for byte.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { ClassifiedRequest } from '../../src/http/classify.js'
-import { hasContentCoding, needsGate } from '../../src/gate/commit-scan.js'
+import type { ClassifiedRequest } from '../../src/edge/classify.js'
+import { hasContentCoding, needsGate } from '../../src/json/commit-scan.js'
 import { forwardBuffered } from './forward-buffered.js'
 import { gateWrite } from './gated-write.js'
 

@@ -8,7 +8,7 @@
  */
 
 import type { TableRef } from '../iceberg/rest-path.js'
-import type { Verdict } from '../rules/rule.js'
+import type { Verdict } from '../engine/rules/rule.js'
 
 export interface AuditRecord {
   readonly requestId: string

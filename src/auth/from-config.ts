@@ -1,5 +1,5 @@
 /** Admin authentication as the configuration asks for it: the static token, JWTs, both or neither. */
-import type { Config } from '../config.js'
+import type { Config } from '../main/config.js'
 import { createAdminAuth, type AdminAuth } from './admin-auth.js'
 import { createJwtVerifier } from './jwt-verifier.js'
 

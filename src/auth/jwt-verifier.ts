@@ -6,7 +6,7 @@
  * a key id it has not seen (key rotation), at most once per cooldown.
  */
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose'
-import type { AdminJwtConfig } from '../config.js'
+import type { AdminJwtConfig } from '../main/config.js'
 import type { Grant } from './access.js'
 
 /**

@@ -1,7 +1,7 @@
 /** `iceguard diff a.json b.json`, or `iceguard diff --url … --table ns.t b.json`: the changes between two schemas by field id. */
 import { parseArgs } from 'node:util'
-import { diffSchemas } from '../diff/schema-diff.js'
-import { summarizeChanges } from '../diff/summary.js'
+import { diffSchemas } from '../engine/diff/schema-diff.js'
+import { summarizeChanges } from '../engine/diff/summary.js'
 import type { Schema } from '../iceberg/types.js'
 import { changeToWire } from '../schemas/change.js'
 import type { DiffResponse } from '../schemas/diff.js'

@@ -6,7 +6,7 @@
  * are joined with the unit separator 0x1F, which the spec obliges every server to accept.
  */
 import { request } from 'undici'
-import { parseUpstreamBody } from '../gate/parse-commit-body.js'
+import { parseUpstreamBody } from '../json/parse-commit-body.js'
 import type { TableMetadata } from '../iceberg/types.js'
 import { UsageError } from './exit-codes.js'
 import { metadataFromJson } from './read-input.js'

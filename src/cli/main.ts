@@ -66,7 +66,7 @@ export async function run (argv: readonly string[], io: CliIo = processIo()): Pr
       case 'evolve': return await runEvolve(args, io)
       case 'plan': return await runPlan(args, io)
       case 'serve': {
-        const { main } = await import('../server.js')
+        const { main } = await import('../main/server.js')
         await main(args, io.env)
         return EXIT.OK
       }

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { parseCommitBody } from '../gate/parse-commit-body.js'
+import { parseCommitBody } from '../json/parse-commit-body.js'
 import { toPlainJson } from '../schemas/plain-json.js'
 import { parseSchema, parseTableMetadata } from '../iceberg/parse.js'
 import type { Schema, TableMetadata } from '../iceberg/types.js'

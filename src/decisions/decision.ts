@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { AuditRecord } from '../audit/audit-log.js'
-import type { Verdict } from '../rules/rule.js'
+import type { Verdict } from '../engine/rules/rule.js'
 
 export interface TableName {
   readonly namespace: readonly string[]

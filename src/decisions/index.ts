@@ -4,7 +4,7 @@
  * audit records feed, the revocation set the override check reads, and the webhook deliverer.
  */
 import { join } from 'node:path'
-import type { Config } from '../config.js'
+import type { Config } from '../main/config.js'
 import type { IceguardMetrics } from '../metrics/iceguard-metrics.js'
 import { DecisionLog, describe, type DecisionLogger } from './decision-log.js'
 import { DecisionStore } from './decision-store.js'

@@ -23,17 +23,17 @@ import { ERRORS } from '../errors.js'
 import { isObject } from '../iceberg/json-values.js'
 import { tableName, type TableRef } from '../iceberg/rest-path.js'
 import type { TableMetadata } from '../iceberg/types.js'
-import type { Finding, RuleSettings, Verdict } from '../rules/rule.js'
-import { hasContentCoding, needsGate } from './commit-scan.js'
+import type { Finding, RuleSettings, Verdict } from '../engine/rules/rule.js'
+import { hasContentCoding, needsGate } from '../json/commit-scan.js'
 import { answer, badRequest, upstreamUnavailable, warningsHeader, type GateAnswer } from './gate-answers.js'
 import type { BaseLoad, GateConfig, GatedKind, GateIdent, GateOutcome, RegistrationCheck, UpstreamAnswer } from './gate-types.js'
 import {
   decideRegister, decideWrite, expectsNoTable, judgeChange, readWrite,
   type Decision, type JudgedChange, type Write, type WriteEntry
 } from './judge-write.js'
-import { parseCommitBody } from './parse-commit-body.js'
-import { checkSchemaHistory } from './schema-history-check.js'
-import { spliceRequirements } from './splice-requirements.js'
+import { parseCommitBody } from '../json/parse-commit-body.js'
+import { checkSchemaHistory } from '../engine/schema-history-check.js'
+import { spliceRequirements } from '../json/splice-requirements.js'
 import { checkOverrideToken, OVERRIDE_HEADER, type OverrideGrant, type OverrideVerifier } from './override.js'
 import { ruleLinkBase } from './rule-link-base.js'
 

@@ -6,9 +6,9 @@
  * because PyIceberg shows only `type: message`; `stack` holds one line per finding.
  */
 import { errorBody, ERRORS, type ErrorDef, type IcebergErrorResponse } from '../errors.js'
-import { ruleDoc } from '../rules/index.js'
-import type { Finding } from '../rules/rule.js'
-import { findingLine } from './decide.js'
+import { ruleDoc } from '../engine/rules/index.js'
+import type { Finding } from '../engine/rules/rule.js'
+import { findingLine } from '../engine/decide.js'
 
 /** Seconds a client should wait before retrying a commit the gate could not judge. */
 const RETRY_AFTER_SECONDS = 1

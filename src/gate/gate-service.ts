@@ -5,13 +5,13 @@
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import type { AuditSink } from '../audit/audit-log.js'
-import type { RuleSettings } from '../rules/rule.js'
-import type { UpstreamClient } from '../upstream/client.js'
+import type { RuleSettings } from '../engine/rules/rule.js'
+import type { UpstreamClient } from '../upstream/undici/client.js'
 import { baseLoadHeaders, gateCommit, type BaseLoad, type GateConfig, type GateIdent, type GatedKind, type GateOutcome, type RegistrationCheck, type TableRef } from './commit-gate.js'
 import { countBaseLoads } from '../metrics/gate-metrics.js'
 import { createBaseCache, type BaseCache } from './base-cache.js'
 import { cachedBase, upstreamTableLoader } from './load-base.js'
-import { createSchemaTexts, type SchemaTexts } from './schema-texts.js'
+import { createSchemaTexts, type SchemaTexts } from '../gate/schema-texts.js'
 import { OVERRIDE_HEADER, overrideVerifier, type OverrideVerifier } from './override.js'
 
 export interface GateServiceOptions {
@@ -36,7 +36,7 @@ export interface GateRequest {
   readonly kind: GatedKind
   readonly ident: GateIdent
   readonly method: string
-  /** The canonical target (src/http/classify.ts): the commit is forwarded on it, where it was judged. */
+  /** The canonical target (src/edge/classify.ts): the commit is forwarded on it, where it was judged. */
   readonly path: string
   readonly rawBody: Buffer
   /** The caller already ran `needsGate` on this very body, and it said yes. */

@@ -10,7 +10,7 @@ import type { GateAnswer } from './gate-answers.js'
 export type { TableRef }
 
 /**
- * The writes the gate judges. Every route of the REST route table (src/http/rest-routes.ts) that
+ * The writes the gate judges. Every route of the REST route table (src/edge/rest-routes.ts) that
  * can change what a table or view holds is one of these; everything else is passed through.
  */
 export type GatedKind = 'update-table' | 'transaction' | 'create-table' | 'register-table' | 'update-view' | 'create-view' | 'register-view'

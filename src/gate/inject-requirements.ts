@@ -22,8 +22,8 @@
  *
  * The requirements are added to the body as text (`splice-requirements.ts`), never by re-encoding it.
  */
-import type { Change } from '../diff/schema-change.js'
-import type { CommitFlow } from '../rules/rule.js'
+import type { Change } from '../engine/diff/schema-change.js'
+import type { CommitFlow } from '../engine/rules/rule.js'
 import type { TableMetadata } from '../iceberg/types.js'
 import { isObject } from '../iceberg/json-values.js'
 

@@ -17,14 +17,14 @@ import { isObject } from '../iceberg/json-values.js'
 import { tableName, type TableRef } from '../iceberg/rest-path.js'
 import type { ParseIssue, TableMetadata } from '../iceberg/types.js'
 import { parseViewVersion } from '../iceberg/view-metadata.js'
-import type { Finding, RuleSettings, Verdict } from '../rules/rule.js'
+import type { Finding, RuleSettings, Verdict } from '../engine/rules/rule.js'
 import { ERRORS } from '../errors.js'
-import { evaluateCommit, evaluateCreate, type Evaluation } from './evaluate-commit.js'
+import { evaluateCommit, evaluateCreate, type Evaluation } from '../engine/evaluate-commit.js'
 import { answer, conflict, rejection, type GateAnswer } from './gate-answers.js'
 import type { GateConfig, GatedKind, GateIdent, RegistrationCheck } from './gate-types.js'
 import { describeRequirement, missingRequirements, type MissingRequirement } from './inject-requirements.js'
 import { evaluateUnder, grantFor, type OverrideGrant } from './override.js'
-import type { JsonPath } from './splice-requirements.js'
+import type { JsonPath } from '../json/splice-requirements.js'
 
 type JsonBody = Readonly<Record<string, unknown>>
 

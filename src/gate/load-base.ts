@@ -16,8 +16,8 @@ import { baseCacheKey, type BaseCache } from './base-cache.js'
 import type { BaseLoad, TableRef, UpstreamAnswer } from './gate-types.js'
 import { isObject } from '../iceberg/json-values.js'
 import { answer } from './gate-answers.js'
-import { readBaseText } from './read-base.js'
-import type { SchemaTexts } from './schema-texts.js'
+import { readBaseText } from '../json/read-base.js'
+import type { SchemaTexts } from '../gate/schema-texts.js'
 
 /** Sends one GET to the upstream on a path relative to its base URL. Throws on transport failure. */
 export type UpstreamGet = (path: string, headers: IncomingHttpHeaders) => Promise<UpstreamAnswer>

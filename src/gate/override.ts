@@ -7,8 +7,8 @@
  * `warn`: allowed, with the override named), or it is refused with the same 400 message wherever
  * it is sent — never ignored, so a caller never believes an override applied when it did not.
  */
-import type { Evaluation } from './evaluate-commit.js'
-import type { Finding, RuleSettings } from '../rules/rule.js'
+import type { Evaluation } from '../engine/evaluate-commit.js'
+import type { Finding, RuleSettings } from '../engine/rules/rule.js'
 import { OVERRIDE_HEADER, verifyOverride, withOverride } from '../policy/override-token.js'
 
 export { OVERRIDE_HEADER }

@@ -1,10 +1,10 @@
 /**
  * The gate's registration check over the policy's settings: `TABLE_NO_REGISTER`
- * (src/rules/platform/table-no-register.ts) at `error`, or a frozen scope, refuses registerTable
+ * (src/engine/rules/platform/table-no-register.ts) at `error`, or a frozen scope, refuses registerTable
  * and registerView.
  */
-import { REGISTRATION_RULE } from '../rules/platform/table-no-register.js'
-import type { RuleSettings } from '../rules/rule.js'
+import { REGISTRATION_RULE } from '../engine/rules/platform/table-no-register.js'
+import type { RuleSettings } from '../engine/rules/rule.js'
 import type { RegistrationCheck, TableRef } from './gate-types.js'
 
 export function registrationCheck (settingsFor: (table: TableRef) => RuleSettings, known: (ruleId: string) => boolean): RegistrationCheck {

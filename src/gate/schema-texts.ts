@@ -16,16 +16,8 @@
  * slice), least recently used table first out; the table just read always stays, however many
  * schemas it has (`sized-lru.ts`), so reuse has no size at which it stops.
  */
-import type { Schema } from '../iceberg/types.js'
+import type { KnownSchemas } from '../json/read-base.js'
 import { createSizedLru } from './sized-lru.js'
-
-/** The schemas of one read, in the order of the answer's `schemas` array. */
-export interface KnownSchemas {
-  readonly texts: readonly string[]
-  readonly schemas: readonly Schema[]
-  /** Deepest nesting inside each text, for the reader's depth bound. */
-  readonly depths: readonly number[]
-}
 
 export interface SchemaTexts {
   get (key: string): KnownSchemas | undefined

@@ -439,7 +439,7 @@ function intField (json: JsonObject, key: string, issues: ParseIssue[], required
 
 export interface TableMetadataOptions {
   /**
-   * Schemas already parsed from the exact text of `schemas[i]`, by index (`src/gate/read-base.ts`
+   * Schemas already parsed from the exact text of `schemas[i]`, by index (`src/json/read-base.ts`
    * reuses those of a table's previous read): taken as they are, the element itself not read.
    */
   readonly knownSchemas?: ReadonlyMap<number, Schema>

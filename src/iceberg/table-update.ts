@@ -27,7 +27,7 @@ export interface UpdateAction {
   readonly view: boolean
   /**
    * Cannot change a schema, partition spec, sort order or format version: a commit made of such
-   * actions alone needs no judging (`src/gate/commit-scan.ts`).
+   * actions alone needs no judging (`src/json/commit-scan.ts`).
    */
   readonly dataOnly: boolean
 }

@@ -6,7 +6,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ERRORS, GateError, UpstreamError } from '../errors.js'
-import { bodyTooLarge } from '../http/read-body.js'
+import { bodyTooLarge } from '../edge/read-body.js'
 
 const STATUS_DEFS = new Map([
   [400, ERRORS.BAD_REQUEST],

@@ -6,13 +6,13 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { AuditSink } from '../audit/audit-log.js'
 import { pinoAuditSink } from '../audit/audit-log.js'
-import type { Config } from '../config.js'
+import type { Config } from '../main/config.js'
 import { createGateService, type GateService } from '../gate/gate-service.js'
 import { registrationCheck } from '../gate/registration.js'
 import type { TableRef } from '../gate/commit-gate.js'
 import type { OverrideVerifier } from '../gate/override.js'
-import type { RuleSettings } from '../rules/rule.js'
-import { ruleById } from '../rules/index.js'
+import type { RuleSettings } from '../engine/rules/rule.js'
+import { ruleById } from '../engine/rules/index.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

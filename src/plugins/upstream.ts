@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Config } from '../config.js'
+import type { Config } from '../main/config.js'
 import type { Upstream } from '../upstream/index.js'
 
 declare module 'fastify' {

@@ -8,9 +8,9 @@
  * `{ v, id, table, rules, reason, iat, exp }` (seconds), and the MAC covers `igo1.<payload>`.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { ruleById, TABLE_FROZEN } from '../rules/index.js'
+import { ruleById, TABLE_FROZEN } from '../engine/rules/index.js'
 import { suggest } from './load-policy.js'
-import type { RuleSettings, RuleSeverity } from '../rules/rule.js'
+import type { RuleSettings, RuleSeverity } from '../engine/rules/rule.js'
 
 export const OVERRIDE_HEADER = 'x-iceguard-override'
 const PREFIX = 'igo1'

@@ -3,7 +3,7 @@
  * and `scripts/gen-policy-schema.ts` writes it to `openapi/policy.schema.json` for editors.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
-import { PLATFORM_RULES } from '../rules/platform/index.js'
+import { PLATFORM_RULES } from '../engine/rules/platform/index.js'
 import { ContractSchema } from './contract-schema.js'
 
 export const SeveritySchema = Type.Union([Type.Literal('error'), Type.Literal('warn'), Type.Literal('off')], {

@@ -4,7 +4,7 @@
  * applies when no policy is given: each platform rule at its `defaultSeverity` (the rule files are
  * the one place that number lives) and compatibility BACKWARD.
  */
-import { PLATFORM_RULES } from '../rules/platform/index.js'
+import { PLATFORM_RULES } from '../engine/rules/platform/index.js'
 import type { Policy, PolicyScope, RuleSetting } from './policy.js'
 import type { PresetName } from './policy-schema.js'
 

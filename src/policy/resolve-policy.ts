@@ -7,12 +7,12 @@
  * rank the same way by depth and literal levels. Each value is merged separately: a table scope
  * that sets only `mode` keeps the namespace's rule severities.
  */
-import { ALL_RULES, ruleById } from '../rules/index.js'
-import type { RuleSettings, RuleSeverity } from '../rules/rule.js'
+import { ALL_RULES, ruleById } from '../engine/rules/index.js'
+import type { RuleSettings, RuleSeverity } from '../engine/rules/rule.js'
 import type { Contract } from '../contract/contract.js'
 import type { CompatibilityLevel } from './policy-schema.js'
 import type { Policy, PolicyException, PolicyMode, PolicyScope } from './policy.js'
-import { literalSegments, matchSegments, namespaceMatchDepth, pathCovers, splitDotted } from '../rules/path-glob.js'
+import { literalSegments, matchSegments, namespaceMatchDepth, pathCovers, splitDotted } from '../engine/rules/path-glob.js'
 import type { TableRef } from '../iceberg/rest-path.js'
 
 /** A value and the scope label it came from (`builtin:recommended`, `global`, `namespace:finance`, `table:finance.orders`). */

@@ -1,10 +1,10 @@
 /**
- * Wire form of a schema change (`src/diff/schema-change.ts`): kebab-case keys, types in the spec's
+ * Wire form of a schema change (`src/engine/diff/schema-change.ts`): kebab-case keys, types in the spec's
  * JSON spelling. The domain union is mapped case by case so a new change kind fails to compile here
  * until it has a wire form.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
-import type { Change } from '../diff/schema-change.js'
+import type { Change } from '../engine/diff/schema-change.js'
 import type { NestedField } from '../iceberg/types.js'
 import { typeToJson } from '../iceberg/print.js'
 import { IcebergTypeSchema } from './iceberg-rest.js'

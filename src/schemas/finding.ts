@@ -1,10 +1,10 @@
 /**
- * Wire form of a rule finding (`src/rules/rule.ts` `Finding`): kebab-case keys, the rule id from
+ * Wire form of a rule finding (`src/engine/rules/rule.ts` `Finding`): kebab-case keys, the rule id from
  * the catalogue, and a link to the rule's documentation.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import type { Finding } from '../rules/rule.js'
-import { ruleCatalogue, ruleDoc } from '../rules/index.js'
+import type { Finding } from '../engine/rules/rule.js'
+import { ruleCatalogue, ruleDoc } from '../engine/rules/index.js'
 import { ref } from './ref.js'
 
 /** Every rule id iceguard can report; the OpenAPI enum is generated from the rule catalogue. */

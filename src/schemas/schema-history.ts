@@ -6,8 +6,8 @@
  * are the ones a later add can silently reuse (the drop-then-add trap).
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { diffSchemas } from '../diff/schema-diff.js'
-import { summarizeChanges } from '../diff/summary.js'
+import { diffSchemas } from '../engine/diff/schema-diff.js'
+import { summarizeChanges } from '../engine/diff/summary.js'
 import { schemaToJson, typeToString } from '../iceberg/print.js'
 import { indexSchema } from '../iceberg/schema-index.js'
 import type { IcebergType, Schema, TableMetadata } from '../iceberg/types.js'

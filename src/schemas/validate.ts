@@ -4,8 +4,8 @@
  * decision in full: verdict, every finding, the changes by field id and a readable explanation.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import type { Change } from '../diff/schema-change.js'
-import type { Finding, JudgedVerdict } from '../rules/rule.js'
+import type { Change } from '../engine/diff/schema-change.js'
+import type { Finding, JudgedVerdict } from '../engine/rules/rule.js'
 import { changeToWire, SchemaChangeSchema } from './change.js'
 import { FindingSchema, findingToWire } from './finding.js'
 import { CommitTableRequestSchema, CommitTransactionRequestSchema, TableIdentifierSchema, TableMetadataJsonSchema } from './iceberg-rest.js'
@@ -79,7 +79,7 @@ export const ValidateResponseSchema = Type.Object({
 export type ValidateRequest = Static<typeof ValidateRequestSchema>
 export type ValidateResponse = Static<typeof ValidateResponseSchema>
 export type TableValidation = Static<typeof TableValidationSchema>
-/** The verdict type is the engine's (src/rules/rule.ts); `VerdictSchema` is its wire form. */
+/** The verdict type is the engine's (src/engine/rules/rule.ts); `VerdictSchema` is its wire form. */
 export type Verdict = JudgedVerdict
 
 /** The parts of the engine's Evaluation the wire form carries. */

@@ -5,14 +5,14 @@
 import type { IncomingMessage } from 'node:http'
 import type tls from 'node:tls'
 import { buildConnector, Pool } from 'undici'
-import type { Config } from '../config.js'
+import type { Config } from '../main/config.js'
 import type { UpstreamError } from '../errors.js'
-import { createUpstreamClient, type UpstreamClient } from './client.js'
-import { StreamForwarder } from './stream-forward.js'
+import { createUpstreamClient, type UpstreamClient } from './undici/client.js'
+import { StreamForwarder } from './undici/stream-forward.js'
 
-export type { UpstreamClient, UpstreamRequest, UpstreamResponse } from './client.js'
-export { createUpstreamClient } from './client.js'
-export { StreamForwarder, type ForwardOptions } from './stream-forward.js'
+export type { UpstreamClient, UpstreamRequest, UpstreamResponse } from './undici/client.js'
+export { createUpstreamClient } from './undici/client.js'
+export { StreamForwarder, type ForwardOptions } from './undici/stream-forward.js'
 export { forwardRequestHeaders, relayResponseHeaders, headersToObject } from './headers.js'
 
 export interface Upstream {

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { ERRORS, GateError } from '../../src/errors.js'
-import { closingAnswer } from '../../src/http/client-error.js'
+import { closingAnswer } from '../../src/edge/client-error.js'
 
 interface Row { readonly status: number, readonly type: string, readonly when: string }
 

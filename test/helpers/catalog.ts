@@ -3,7 +3,7 @@
  * closed on teardown.
  */
 import type { Test } from 'tap'
-import { startEmbeddedCatalog } from '../../src/catalog/index.js'
+import { startEmbeddedCatalog } from '../../src/dev-catalog/index.js'
 import { isOpener } from './transports.js'
 
 export type CatalogOptions = NonNullable<Parameters<typeof startEmbeddedCatalog>[0]>

@@ -1,18 +1,18 @@
 /**
- * The commit scanner as it was before the one-pass validator (src/gate/commit-scan.ts): find every
+ * The commit scanner as it was before the one-pass validator (src/json/commit-scan.ts): find every
  * `action` key with a forgiving scan, then prove the body strict JSON with `buffer.isUtf8` and
  * `JSON.parse`. Kept as the oracle the new scanner must agree with on every body
- * (test/commit-scan.test.ts) and as the "before" row of bench/scan-parts.ts.
+ * (test/unit/json/commit-scan.test.ts) and as the "before" row of bench/scan-parts.ts.
  */
 import { isUtf8 } from 'node:buffer'
-import { DATA_ACTIONS } from '../../src/gate/commit-scan.js'
+import { DATA_ACTIONS } from '../../src/json/commit-scan.js'
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
 const COLON = 0x3a
 const OPEN_BRACE = 0x7b
 const ACTION = Buffer.from('action')
-/** The gate's nesting bound (src/gate/parse-commit-body.ts DEFAULT_MAX_DEPTH). */
+/** The gate's nesting bound (src/json/parse-commit-body.ts DEFAULT_MAX_DEPTH). */
 const MAX_DEPTH = 256
 
 function isWs (c: number | undefined): boolean {

@@ -4,8 +4,8 @@
  */
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
-import { buildApp, type AppOptions } from '../../src/app.js'
-import { configFrom, type Config } from '../../src/config.js'
+import { buildApp, type AppOptions } from '../../src/main/app.js'
+import { configFrom, type Config } from '../../src/main/config.js'
 import { startConfigFirstRelay, TRANSPORT } from './transports.js'
 
 /** Command-line flags by name (`upstream`, `policy`, `body-limit`, …), plus two extras. */

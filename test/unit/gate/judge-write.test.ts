@@ -6,7 +6,7 @@
 import t from 'tap'
 import { parseTableMetadata } from '../../../src/iceberg/parse.js'
 import type { TableMetadata } from '../../../src/iceberg/types.js'
-import { SPEC_ONLY_SETTINGS, specOnlySettings } from '../../../src/rules/settings.js'
+import { SPEC_ONLY_SETTINGS, specOnlySettings } from '../../../src/engine/rules/settings.js'
 import { decideRegister, decideWrite, judgeChange, readWrite, type Write } from '../../../src/gate/judge-write.js'
 
 const field = (id: number, name: string, type: string): Record<string, unknown> => ({ id, name, required: false, type })
