@@ -7,8 +7,9 @@
  * rewrites request heads itself and relays bodies as bytes over pooled keep-alive upstream
  * sockets. It serves every Iceberg REST call (`/v1/...`): pass-through calls are relayed as they
  * stream, `/v1/config` is read whole and rewritten, writes are read whole and judged by the same
- * gate as on node:http. What it does not serve (iceguard's own routes, HTTP/1.0, chunked
- * requests, `Expect`, upgrades) hands the connection to the node:http server Fastify runs on.
+ * gate as on node:http; iceguard's own routes are answered through Fastify's `inject`. What it
+ * does not frame itself (HTTP/1.0, chunked request bodies, `Expect`, upgrades: rare for Iceberg
+ * clients) hands the connection to the node:http server Fastify runs on.
  * `--fast-lane off` leaves every request to node:http.
  */
 import type http from 'node:http'
