@@ -6,7 +6,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ERRORS, GateError } from '../../src/errors.js'
-import type { TableRef } from '../../src/gate/commit-gate.js'
 import { evaluateCommit } from '../../src/engine/evaluate-commit.js'
 import { expectsNoTable } from '../../src/gate/judge-write.js'
 import { checkOverrideToken, evaluateUnder, OVERRIDE_HEADER, overrideToWire, type OverrideGrant } from '../../src/gate/override.js'
@@ -22,7 +21,7 @@ import { metadataOrThrow } from './admin-context.js'
 import { BAD_INPUT, TABLE_READ_ERRORS } from './common-schemas.js'
 import type { AdminScope } from './admin-context.js'
 import { isObject } from '../../src/iceberg/json-values.js'
-import { tableName } from '../../src/iceberg/rest-path.js'
+import { tableName, type TableRef } from '../../src/iceberg/rest-path.js'
 
 function identifier (v: unknown, at: string): { namespace: string[], name: string } {
   if (!isObject(v) || !Array.isArray(v.namespace) || v.namespace.length === 0 ||

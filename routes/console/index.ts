@@ -18,6 +18,7 @@ import { page } from '../../src/console/layout.js'
 import { loginBody, messageBody } from '../../src/console/login-page.js'
 import type { OverrideSource } from '../../src/console/override-source.js'
 import { GateError } from '../../src/errors.js'
+import { tableName } from '../../src/iceberg/rest-path.js'
 import { SCHEMA_PAGE_MAX } from '../../src/schemas/schema-history.js'
 import type { TableReader } from '../admin/admin-context.js'
 import type { AdminPolicy } from '../admin/admin-context.js'
@@ -175,7 +176,7 @@ export default async function consoleRoutes (app: FastifyInstance, options: Cons
     const view = await tableView(options, request.params.namespace, request.params.table, q.prefix, upstreamAuthorization(request, request.consoleViewer?.identity),
       { from: nonEmpty(q['schemas-from']) ? q['schemas-from'] : undefined, count: q.schemas })
     if (!view.ok) return send(reply, 400, 'Table', messageBody(view.problem), request.consoleViewer)
-    return send(reply, 200, `Table ${[...view.table.namespace, view.table.name].join('.')}`, view.body, request.consoleViewer)
+    return send(reply, 200, `Table ${tableName(view.table)}`, view.body, request.consoleViewer)
   })
 }
 

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { isObject } from '../iceberg/json-values.js'
+import { tableName } from '../iceberg/rest-path.js'
 import type { CliIo } from './cli-io.js'
 import { adminCallOf, postAdmin, reportError, tableUrl } from './evolve.js'
 import { parseTableName } from './read-input.js'
@@ -60,8 +61,7 @@ export async function runCompatibility (args: string[], io: CliIo): Promise<Exit
   if (values.format === 'json') {
     io.stdout(JSON.stringify(json, null, 2) + '\n')
   } else {
-    const label = [...table.namespace, table.name].join('.')
-    io.stdout(`${label}: ${json.compatible === true ? 'compatible' : 'not compatible'} (verdict ${String(json.verdict)}, schema ${String(json['schema-id'])})\n`)
+    io.stdout(`${tableName(table)}: ${json.compatible === true ? 'compatible' : 'not compatible'} (verdict ${String(json.verdict)}, schema ${String(json['schema-id'])})\n`)
     if (typeof json.summary === 'string' && json.summary !== '') io.stdout(json.summary.split('\n').map(l => `  ${l}`).join('\n') + '\n')
     for (const f of (json.findings ?? []) as Array<{ rule: string, severity: string, path?: string, message: string, doc: string, overridden?: boolean }>) {
       io.stdout(`  ${f.severity} ${f.rule}${f.path !== undefined ? ` ${f.path}` : ''}${f.overridden === true ? ' [overridden]' : ''}: ${f.message}\n`)

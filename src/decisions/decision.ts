@@ -5,11 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import type { AuditRecord } from '../audit/audit-log.js'
 import type { Verdict } from '../engine/rules/rule.js'
-
-export interface TableName {
-  readonly namespace: readonly string[]
-  readonly name: string
-}
+import type { TableRef } from '../iceberg/rest-path.js'
 
 export interface DecisionFinding {
   readonly rule: string
@@ -38,7 +34,8 @@ export interface Decision {
   readonly time: number
   readonly requestId: string
   readonly principal?: string
-  readonly table: TableName
+  /** Levels and name; the route's `{prefix}` is not kept. */
+  readonly table: Pick<TableRef, 'namespace' | 'name'>
   readonly kind: string
   readonly verdict: Verdict
   readonly findings: readonly DecisionFinding[]
@@ -55,7 +52,7 @@ export interface Decision {
  */
 export function decisionsFromAudit (entry: AuditRecord, time: number, newId: () => string = randomUUID): Decision[] {
   const judged = entry.decided ?? []
-  const tables: Array<{ table: TableName, findings: readonly DecisionFinding[], changes: string }> = judged.length > 0
+  const tables: Array<{ table: Decision['table'], findings: readonly DecisionFinding[], changes: string }> = judged.length > 0
     ? judged.map(d => ({ table: { namespace: [...d.namespace], name: d.name }, findings: d.findings.map(plainFinding), changes: d.summary }))
     : (entry.tableRefs.length > 0 ? entry.tableRefs : [{ namespace: [], name: '' }])
         .map(t => ({ table: { namespace: [...t.namespace], name: t.name }, findings: [], changes: '' }))

@@ -12,7 +12,8 @@ import { createHmac, randomUUID } from 'node:crypto'
 import { request } from 'undici'
 import type { IceguardMetrics } from '../metrics/iceguard-metrics.js'
 import { decisionToWire } from '../schemas/decisions.js'
-import type { Decision, TableName } from './decision.js'
+import { tableName, type TableRef } from '../iceberg/rest-path.js'
+import type { Decision } from './decision.js'
 import { describe, type DecisionLogger } from './decision-log.js'
 import type { DecisionStore, NewOutboxMessage } from './decision-store.js'
 
@@ -36,15 +37,11 @@ export function eventOf (d: Decision): WebhookEvent | undefined {
   return undefined
 }
 
-function dotted (t: TableName): string {
-  return [...t.namespace, t.name].join('.')
-}
-
 /** One line for chat: what happened to which table, by whom, and the rules. */
 export function slackText (d: Decision, event: WebhookEvent): string {
   const rules = [...new Set(d.findings.map(f => f.rule))]
   const what = event === 'denied' ? 'denied' : event === 'overridden' ? `let through with override ${d.override?.id ?? ''}` : 'let through with warnings'
-  return `iceguard: ${d.kind} on ${dotted(d.table)} ${what}` +
+  return `iceguard: ${d.kind} on ${tableName(d.table)} ${what}` +
     `${rules.length > 0 ? ` (${rules.join(', ')})` : ''}${d.principal !== undefined ? ` by ${d.principal}` : ''}` +
     `${d.findings[0] !== undefined ? `: ${d.findings[0].message}` : ''}`
 }
@@ -56,7 +53,7 @@ export function cloudEvent (d: Decision, event: WebhookEvent, source: string): s
     id: d.id,
     source,
     type: `dev.iceguard.decision.${event}`,
-    subject: dotted(d.table),
+    subject: tableName(d.table),
     time: new Date(d.time).toISOString(),
     datacontenttype: 'application/json',
     text: slackText(d, event),
@@ -72,7 +69,7 @@ export interface WebhookRouting {
   /** ICEGUARD_WEBHOOK_URL and the variable of its secret. */
   readonly global?: WebhookEndpoint
   /** Endpoints the policy names for a table's scopes. */
-  readonly forTable?: (table: TableName) => readonly WebhookEndpoint[]
+  readonly forTable?: (table: TableRef) => readonly WebhookEndpoint[]
   /** CloudEvents `source`: the server's public URL, or `urn:iceguard`. */
   readonly source?: string
 }

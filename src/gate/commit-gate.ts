@@ -37,7 +37,7 @@ import { spliceRequirements } from '../json/splice-requirements.js'
 import { checkOverrideToken, OVERRIDE_HEADER, type OverrideGrant, type OverrideVerifier } from './override.js'
 import { ruleLinkBase } from './rule-link-base.js'
 
-export type { BaseLoad, GateConfig, GatedKind, GateIdent, GateOutcome, RegistrationCheck, TableRef, UpstreamAnswer }
+export type { BaseLoad, GateConfig, GatedKind, GateIdent, GateOutcome, RegistrationCheck, UpstreamAnswer }
 
 export interface GateInput {
   readonly kind: GatedKind
