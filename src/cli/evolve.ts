@@ -10,7 +10,7 @@ import { request } from 'undici'
 import { isObject } from '../iceberg/json-values.js'
 import { OVERRIDE_HEADER } from '../gate/override.js'
 import type { CliIo } from './cli-io.js'
-import { overrideLine } from './report-formats.js'
+import { answerFindingLine, overrideLine } from './report-formats.js'
 import { EXIT, UsageError, type ExitCode } from './exit-codes.js'
 import { parseTableName } from './read-input.js'
 import { tableName, type TableRef } from '../iceberg/rest-path.js'
@@ -109,7 +109,7 @@ export function reportOutcome (io: CliIo, label: string, out: Record<string, unk
   else if (out.committed === true) io.stdout(`${label}: committed schema ${String(out['schema-id'])} (last-column-id ${String(out['last-column-id'])}, verdict ${String(out.verdict)})\n`)
   else io.stdout(`${label}: dry run, verdict ${String(out.verdict)}: would commit schema ${String(out['schema-id'])} (last-column-id ${String(out['last-column-id'])})\n`)
   if (typeof out.summary === 'string' && out.noop !== true && out.summary !== '') io.stdout(out.summary.split('\n').map(l => `  ${l}`).join('\n') + '\n')
-  for (const f of findings) io.stdout(`  ${f.severity} ${f.rule}${f.path !== undefined ? ` ${f.path}` : ''}${f.overridden === true ? ' [overridden]' : ''}: ${f.message}\n`)
+  for (const f of findings) io.stdout(`  ${answerFindingLine(f)}\n`)
   for (const w of warnings) io.stdout(`  note: ${w}\n`)
   if (isObject(out.override)) io.stdout(`  ${overrideLine(out.override as Parameters<typeof overrideLine>[0])}\n`)
   if (out.committed !== true && out.noop !== true && out.request !== undefined) io.stdout(`  request: ${JSON.stringify(out.request)}\n`)

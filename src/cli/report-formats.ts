@@ -71,6 +71,11 @@ function renderText (r: ValidateResponse): string {
   return lines.join('\n') + '\n'
 }
 
+/** A finding of a schema-changes, plan or compatibility answer, in one line (evolve and compatibility print the same). */
+export function answerFindingLine (f: { rule: string, severity: string, path?: string, message: string, overridden?: boolean }): string {
+  return `${f.severity} ${f.rule}${f.path !== undefined ? ` ${f.path}` : ''}${f.overridden === true ? ' [overridden]' : ''}: ${f.message}`
+}
+
 /** The override an answer carries, in one line (check and evolve print the same). */
 export function overrideLine (o: { id: string, table: string, rules: readonly string[], reason: string, 'expires-at': string }): string {
   return `override ${o.id} for ${o.table} (${o.rules.join(', ')}, until ${o['expires-at']}): ${o.reason}`
