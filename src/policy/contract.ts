@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { Contract, ContractColumn } from '../contract/contract.js'
 import { parseContractType } from '../contract/contract-type.js'
+import { isObject } from '../iceberg/json-values.js'
 import { ContractSchema } from './contract-schema.js'
 import { PolicyError } from './policy-error.js'
 import { schemaIssues, sortIssues } from './schema-issues.js'
@@ -20,7 +21,7 @@ export function contractFromYaml (y: YamlSource, pointer: readonly (string | num
   // Schema problems and type-language problems are reported together; entries the schema
   // refused are skipped by the second pass.
   const errors = schemaIssues(y, pointer, checkFile.Errors(value))
-  const file = (typeof value === 'object' && value !== null ? value : {}) as { columns?: unknown, strict?: unknown }
+  const file: { columns?: unknown, strict?: unknown } = isObject(value) ? value : {}
   const columns: ContractColumn[] = []
   const seen = new Set<string>()
   const entries = Array.isArray(file.columns) ? file.columns as Array<{ name?: unknown, type?: unknown, required?: boolean, doc?: string }> : []
