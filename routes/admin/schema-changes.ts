@@ -46,7 +46,7 @@ import { isObject } from '../../src/iceberg/json-values.js'
 import { tableName, type TableRef } from '../../src/iceberg/rest-path.js'
 
 /** Commits sent at most: the first and two re-applications after a lost race (Java retries 4 times by default). */
-export const MAX_ATTEMPTS = 3
+const MAX_ATTEMPTS = 3
 
 /** Headers of the caller that belong to their own request, not to the commit iceguard sends for them. */
 const NOT_FORWARDED = new Set(['content-length', 'content-encoding', 'content-type', 'transfer-encoding', 'idempotency-key', 'expect'])

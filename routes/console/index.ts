@@ -25,7 +25,7 @@ import type { AdminPolicy } from '../admin/admin-context.js'
 import { consoleCredential, signInCookie, signOutCookie, upstreamAuthorization } from './console-auth.js'
 import { tableView } from './table-view.js'
 
-export interface ConsoleOptions {
+interface ConsoleOptions {
   readonly auth: AdminAuth
   readonly tables: TableReader
   readonly policy: AdminPolicy

@@ -66,7 +66,7 @@ export interface AuditSink {
 }
 
 /** The subset of a pino logger the sink needs. */
-export interface AuditLogger {
+interface AuditLogger {
   readonly level?: string
   child (bindings: Record<string, unknown>, options?: { level: string }): { info (obj: object, msg: string): void }
 }
@@ -95,7 +95,7 @@ export function pinoAuditSink (logger: AuditLogger): AuditSink {
 }
 
 /** Keeps records in memory, for tests and the admin API. */
-export interface MemoryAuditSink extends AuditSink {
+interface MemoryAuditSink extends AuditSink {
   readonly records: AuditRecord[]
   clear (): void
 }

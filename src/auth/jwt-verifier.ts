@@ -14,7 +14,7 @@ import type { Grant } from './access.js'
  * Asymmetric algorithms only: a JWKS publishes public keys, and accepting `HS*` or `none` would let
  * a token choose how it is checked (RFC 8725 §3.1).
  */
-export const JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']
+const JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']
 
 /** Seconds of clock difference tolerated between the identity provider and iceguard on exp/nbf/iat. */
 const CLOCK_TOLERANCE_SECONDS = 30

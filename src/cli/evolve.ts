@@ -40,7 +40,7 @@ export const EVOLVE_USAGE = `Usage: iceguard evolve --url <iceguard-url> --table
 
 Exit: 0 committed or nothing to do, 1 refused (a change or the gate), 2 conflict, 3 usage, input or server error.`
 
-export interface AdminCall {
+interface AdminCall {
   readonly url: string
   /** The catalog's bearer token: commits go to the catalog as the caller. */
   readonly token?: string

@@ -11,14 +11,14 @@ import type { RequestLines } from './request-lines.js'
 import { tableName } from '../iceberg/rest-path.js'
 
 export const FORMATS = ['text', 'json', 'junit', 'github', 'gitlab'] as const
-export type ReportFormat = typeof FORMATS[number]
+type ReportFormat = typeof FORMATS[number]
 
 export function isReportFormat (s: string): s is ReportFormat {
   return (FORMATS as readonly string[]).includes(s)
 }
 
 /** What the report is about: the file the request came from, and where in it each finding belongs. */
-export interface ReportContext {
+interface ReportContext {
   readonly requestFile: string
   readonly lines?: RequestLines
 }

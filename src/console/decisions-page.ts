@@ -3,7 +3,7 @@ import { tableName } from '../iceberg/rest-path.js'
 import type { DecisionFilters, DecisionPage, DecisionRecord } from './decision-source.js'
 import { consolePath, html, query, type Html } from './html.js'
 
-export const VERDICTS = ['allow', 'warn', 'deny', 'conflict', 'override'] as const
+const VERDICTS = ['allow', 'warn', 'deny', 'conflict', 'override'] as const
 
 /**
  * A link to the table's page. The decision record keeps namespace levels and name but not the
@@ -25,7 +25,7 @@ export function changesText (changes: unknown): string {
   return JSON.stringify(changes)
 }
 
-export function overrideText (override: unknown): string {
+function overrideText (override: unknown): string {
   if (override === undefined || override === null || override === false) return ''
   if (typeof override === 'string') return override
   if (typeof override === 'object' && 'id' in override) return String((override as { id: unknown }).id)
@@ -37,7 +37,7 @@ export function findingItem (f: DecisionRecord['findings'][number]): Html {
   return html`<li><a href="/rules/${encodeURIComponent(f.rule)}"><code>${f.rule}</code></a> ${f.severity}${f['field-id'] === undefined || f['field-id'] === null ? '' : html` · field id ${f['field-id']}`}${f.path === undefined || f.path === null ? '' : html` · <code>${f.path}</code>`}: ${f.message}</li>`
 }
 
-export function decisionPath (id: string): string {
+function decisionPath (id: string): string {
   return consolePath('decisions', id)
 }
 

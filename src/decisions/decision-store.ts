@@ -7,7 +7,7 @@ import { namespaceKey, type Decision, type DecisionDetails, type DecisionFinding
 import { migrate } from './migrations.js'
 import type { Row, SqlDriver, SqlExecutor } from './sql-driver.js'
 
-export interface DecisionFilter {
+interface DecisionFilter {
   readonly namespace?: readonly string[]
   readonly table?: string
   readonly verdict?: string
@@ -25,7 +25,7 @@ export interface Cursor {
   readonly id: string
 }
 
-export interface DecisionPage {
+interface DecisionPage {
   readonly decisions: Decision[]
   readonly next?: Cursor
 }
@@ -46,7 +46,7 @@ export interface OverrideRecord {
   readonly revokedBy?: string
 }
 
-export interface OutboxMessage {
+interface OutboxMessage {
   readonly id: string
   readonly decisionId: string
   readonly url: string

@@ -17,9 +17,8 @@ import type { Decision } from './decision.js'
 import { describe, type DecisionLogger } from './decision-log.js'
 import type { DecisionStore, NewOutboxMessage } from './decision-store.js'
 
-export const SIGNATURE_HEADER = 'x-iceguard-signature'
-export const WEBHOOK_EVENTS = ['denied', 'warned', 'overridden'] as const
-export type WebhookEvent = typeof WEBHOOK_EVENTS[number]
+const SIGNATURE_HEADER = 'x-iceguard-signature'
+export type WebhookEvent = 'denied' | 'warned' | 'overridden'
 
 export interface WebhookEndpoint {
   readonly url: string
@@ -30,7 +29,7 @@ export interface WebhookEndpoint {
 }
 
 /** Which event a decision is, if any: a deny, a write let through with an override, or with warnings. */
-export function eventOf (d: Decision): WebhookEvent | undefined {
+function eventOf (d: Decision): WebhookEvent | undefined {
   if (d.verdict === 'deny') return 'denied'
   if (d.override !== undefined && (d.verdict === 'allow' || d.verdict === 'warn')) return 'overridden'
   if (d.verdict === 'warn') return 'warned'
@@ -38,7 +37,7 @@ export function eventOf (d: Decision): WebhookEvent | undefined {
 }
 
 /** One line for chat: what happened to which table, by whom, and the rules. */
-export function slackText (d: Decision, event: WebhookEvent): string {
+function slackText (d: Decision, event: WebhookEvent): string {
   const rules = [...new Set(d.findings.map(f => f.rule))]
   const what = event === 'denied' ? 'denied' : event === 'overridden' ? `let through with override ${d.override?.id ?? ''}` : 'let through with warnings'
   return `iceguard: ${d.kind} on ${tableName(d.table)} ${what}` +
@@ -47,7 +46,7 @@ export function slackText (d: Decision, event: WebhookEvent): string {
 }
 
 /** The CloudEvent JSON body of a decision. */
-export function cloudEvent (d: Decision, event: WebhookEvent, source: string): string {
+function cloudEvent (d: Decision, event: WebhookEvent, source: string): string {
   return JSON.stringify({
     specversion: '1.0',
     id: d.id,
@@ -61,7 +60,7 @@ export function cloudEvent (d: Decision, event: WebhookEvent, source: string): s
   })
 }
 
-export function sign (body: string, secret: string): string {
+function sign (body: string, secret: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`
 }
 
@@ -97,7 +96,7 @@ export function webhookMessages (routing: WebhookRouting) {
   }
 }
 
-export interface DelivererOptions {
+interface DelivererOptions {
   readonly store: DecisionStore
   readonly log: DecisionLogger
   /** A signing secret by the name a message carries (`secretRef`). */

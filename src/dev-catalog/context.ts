@@ -49,7 +49,7 @@ export function stringMap (raw: unknown, what: string): Record<string, string> {
  * (ValidationException 400, CommitFailedException 409, otherwise BadRequestException 400),
  * as the reference server maps the exception a builder throws.
  */
-export function issueError (issue: ApplyIssue | ParseIssue): GateError {
+function issueError (issue: ApplyIssue | ParseIssue): GateError {
   const exception = (issue as ApplyIssue).exception
   const def = exception === 'ValidationException' ? ERRORS.VALIDATION : exception === 'CommitFailedException' ? ERRORS.COMMIT_CONFLICT : ERRORS.BAD_REQUEST
   return new GateError(def, issue.message)

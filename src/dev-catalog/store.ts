@@ -42,7 +42,7 @@ const CACHE_MAX = 512
 const CACHE_MAX_CHARS = 32 * 1024 * 1024
 const VERSION = /^(\d+)-.*\.metadata\.json$/
 
-export interface StoreOptions { root: string, memory: boolean }
+interface StoreOptions { root: string, memory: boolean }
 
 /**
  * Names become folder names in the warehouse, so a name must never be able to leave its folder:
@@ -362,7 +362,7 @@ export class CatalogStore {
   }
 }
 
-export const byteLength = (chunks: readonly Buffer[]): number => chunks.reduce((n, c) => n + c.length, 0)
+const byteLength = (chunks: readonly Buffer[]): number => chunks.reduce((n, c) => n + c.length, 0)
 
 /** Write to a temp file in the same folder, fsync, rename over the target, fsync the folder. */
 async function writeAtomically (file: string, chunks: readonly Buffer[]): Promise<void> {

@@ -15,7 +15,7 @@ import { cachedBase, upstreamTableLoader } from './load-base.js'
 import { createSchemaTexts, type SchemaTexts } from '../gate/schema-texts.js'
 import { OVERRIDE_HEADER, overrideVerifier, type OverrideVerifier } from './override.js'
 
-export interface GateServiceOptions {
+interface GateServiceOptions {
   readonly client: UpstreamClient
   /** Effective rule settings of a table (the policy store's `resolve`). */
   readonly settingsFor: (table: TableRef) => RuleSettings

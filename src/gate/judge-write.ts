@@ -50,7 +50,7 @@ export interface Write {
 }
 
 /** A write refused before any base was needed. */
-export interface EarlyRefusal {
+interface EarlyRefusal {
   readonly refusal: GateAnswer
   /** The tables the write named, when it named them. */
   readonly tables: readonly TableRef[]

@@ -21,7 +21,7 @@ import { readBaseText } from '../json/read-base.js'
 import type { SchemaTexts } from '../gate/schema-texts.js'
 
 /** Sends one GET to the upstream on a path relative to its base URL. Throws on transport failure. */
-export type UpstreamGet = (path: string, headers: IncomingHttpHeaders) => Promise<UpstreamAnswer>
+type UpstreamGet = (path: string, headers: IncomingHttpHeaders) => Promise<UpstreamAnswer>
 
 /** `/v1/[{prefix}/]namespaces/{ns}/tables/{t}`: levels joined by the unit separator, each encoded. */
 export function tablePath (table: TableRef): string {
@@ -118,7 +118,7 @@ function refusal (error: ErrorDef, message: string): BaseLoad {
 }
 
 /** Where a table's schemas from its previous read are kept (`schema-texts.ts`), and under which key. */
-export interface SchemaReuse {
+interface SchemaReuse {
   readonly texts: SchemaTexts
   readonly key: string
 }

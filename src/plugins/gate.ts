@@ -20,7 +20,7 @@ declare module 'fastify' {
   }
 }
 
-export interface GatePluginOptions {
+interface GatePluginOptions {
   readonly config: Config
   /** The policy in force; default: the app's policy store (`app.policyStore`). */
   readonly policy?: { resolve (table: TableRef): RuleSettings }

@@ -76,11 +76,10 @@ export const ValidateResponseSchema = Type.Object({
   tables: Type.Optional(Type.Array(ref(TableValidationSchema), { description: 'For a transaction: the result per table. The verdict above is the worst of them (all-or-nothing).' }))
 }, { $id: 'ValidateResponse', additionalProperties: false })
 
-export type ValidateRequest = Static<typeof ValidateRequestSchema>
 export type ValidateResponse = Static<typeof ValidateResponseSchema>
 export type TableValidation = Static<typeof TableValidationSchema>
 /** The parts of the engine's Evaluation the wire form carries. */
-export interface EvaluationView {
+interface EvaluationView {
   readonly verdict: JudgedVerdict
   readonly flow?: string
   readonly findings: readonly Finding[]
