@@ -3,7 +3,8 @@
  * PostgreSQL (the same statements; see sql-driver.ts). Every method is one short statement or
  * transaction; nothing here runs on the commit path (the decision log calls it from its flusher).
  */
-import { namespaceKey, type Decision, type DecisionDetails, type DecisionFinding } from './decision.js'
+import type { DecidedFinding } from '../audit/audit-log.js'
+import { namespaceKey, type Decision, type DecisionDetails } from './decision.js'
 import { migrate } from './migrations.js'
 import type { Row, SqlDriver, SqlExecutor } from './sql-driver.js'
 
@@ -267,7 +268,7 @@ function toDecision (r: Row): Decision {
     table: { namespace: JSON.parse(String(r.namespace)) as string[], name: String(r.table_name) },
     kind: String(r.kind),
     verdict: String(r.verdict) as Decision['verdict'],
-    findings: JSON.parse(String(r.findings)) as DecisionFinding[],
+    findings: JSON.parse(String(r.findings)) as DecidedFinding[],
     changes: String(r.changes),
     ...(overrideId !== undefined ? { override: { id: overrideId, rules: overrideRules ?? [] } } : {}),
     details: rest
