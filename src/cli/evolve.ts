@@ -13,7 +13,7 @@ import type { CliIo } from './cli-io.js'
 import { answerFindingLine, overrideLine } from './report-formats.js'
 import { EXIT, UsageError, type ExitCode } from './exit-codes.js'
 import { parseTableName } from './read-input.js'
-import { tableName, type TableRef } from '../iceberg/rest-path.js'
+import { namespaceSegment, tableName, type TableRef } from '../iceberg/rest-path.js'
 import { ADMIN_TOKEN_HEADER } from '../auth/bearer.js'
 
 export const EVOLVE_USAGE = `Usage: iceguard evolve --url <iceguard-url> --table <ns.table> <change>... [options]
@@ -62,7 +62,7 @@ export function adminCallOf (url: string, flags: { readonly token?: unknown, rea
 /** The admin API URL of `table`'s `tail` endpoint, with the query parameters that are set. */
 export function tableUrl (base: string, table: TableRef, tail: string, query: Record<string, string | undefined>): string {
   const q = Object.entries(query).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${encodeURIComponent(v as string)}`).join('&')
-  return `${base.replace(/\/+$/, '')}/admin/v1/namespaces/${encodeURIComponent(table.namespace.join('\x1f'))}/tables/${encodeURIComponent(table.name)}/${tail}${q === '' ? '' : `?${q}`}`
+  return `${base.replace(/\/+$/, '')}/admin/v1/namespaces/${encodeURIComponent(namespaceSegment(table.namespace))}/tables/${encodeURIComponent(table.name)}/${tail}${q === '' ? '' : `?${q}`}`
 }
 
 /** POSTs JSON to iceguard; answers the status and the parsed body. */

@@ -1,5 +1,5 @@
 /** The decisions page: recent judged writes, newest first, with filters. */
-import { tableName } from '../iceberg/rest-path.js'
+import { namespaceSegment, tableName } from '../iceberg/rest-path.js'
 import type { DecisionFilters, DecisionPage, DecisionRecord } from './decision-source.js'
 import { consolePath, html, query, type Html } from './html.js'
 
@@ -10,7 +10,7 @@ const VERDICTS = ['allow', 'warn', 'deny', 'conflict', 'override'] as const
  * route's catalog prefix, so the link cannot carry one.
  */
 export function tableLink (t: DecisionRecord['table']): Html {
-  return html`<a href="${consolePath('tables', t.namespace.join('\x1f'), t.name)}">${tableName(t)}</a>`
+  return html`<a href="${consolePath('tables', namespaceSegment(t.namespace), t.name)}">${tableName(t)}</a>`
 }
 
 export function changesText (changes: unknown): string {

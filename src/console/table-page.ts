@@ -3,7 +3,7 @@
  * field lineage with renames and drops marked, the effective policy, the contract status and the
  * overrides in force.
  */
-import { namespaceName, type TableRef } from '../iceberg/rest-path.js'
+import { namespaceName, namespaceSegment, type TableRef } from '../iceberg/rest-path.js'
 import type { WireChange } from '../schemas/change.js'
 import type { ContractReport } from '../schemas/contract-report.js'
 import type { EffectivePolicyWire } from '../schemas/effective-policy.js'
@@ -62,7 +62,7 @@ function change (c: WireChange): Html {
 }
 
 function pageLinks (view: TableView): Html {
-  const here = consolePath('tables', view.table.namespace.join('\x1f'), view.table.name)
+  const here = consolePath('tables', namespaceSegment(view.table.namespace), view.table.name)
   const { older, newest } = view.pages
   const links = [
     newest === undefined ? '' : html`<a rel="first" href="${here}${query({ prefix: view.prefix, schemas: String(newest.count) })}">← Newest schemas</a> `,

@@ -4,7 +4,8 @@
  * transaction; nothing here runs on the commit path (the decision log calls it from its flusher).
  */
 import type { DecidedFinding } from '../audit/audit-log.js'
-import { namespaceKey, type Decision, type DecisionDetails } from './decision.js'
+import { namespaceSegment } from '../iceberg/rest-path.js'
+import type { Decision, DecisionDetails } from './decision.js'
 import { migrate } from './migrations.js'
 import type { Row, SqlDriver, SqlExecutor } from './sql-driver.js'
 
@@ -97,7 +98,7 @@ export class DecisionStore {
     await (await this.#db()).transaction(async (tx) => {
       for (const d of decisions) {
         await tx.run(`INSERT INTO decisions (${DECISION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
-          d.id, d.time, d.requestId, d.principal ?? null, JSON.stringify(d.table.namespace), namespaceKey(d.table.namespace),
+          d.id, d.time, d.requestId, d.principal ?? null, JSON.stringify(d.table.namespace), namespaceSegment(d.table.namespace),
           d.table.name, d.kind, d.verdict, JSON.stringify(d.findings), d.changes, d.override?.id ?? null,
           JSON.stringify({ ...d.details, ...(d.override !== undefined ? { overrideRules: d.override.rules } : {}) })
         ])
@@ -115,7 +116,7 @@ export class DecisionStore {
   async list (filter: DecisionFilter, pageSize: number, after?: Cursor): Promise<DecisionPage> {
     const where: string[] = []
     const params: unknown[] = []
-    if (filter.namespace !== undefined) { where.push('namespace_key = ?'); params.push(namespaceKey(filter.namespace)) }
+    if (filter.namespace !== undefined) { where.push('namespace_key = ?'); params.push(namespaceSegment(filter.namespace)) }
     if (filter.table !== undefined) { where.push('table_name = ?'); params.push(filter.table) }
     if (filter.verdict !== undefined) { where.push('verdict = ?'); params.push(filter.verdict) }
     if (filter.principal !== undefined) { where.push('principal = ?'); params.push(filter.principal) }

@@ -81,8 +81,3 @@ function plainFinding (f: DecidedFinding): DecidedFinding {
     ...(f.path !== undefined ? { path: f.path } : {})
   }
 }
-
-/** Namespace levels as one comparable key (the unit separator, as the REST spec joins them). */
-export function namespaceKey (namespace: readonly string[]): string {
-  return namespace.join('\x1f')
-}

@@ -27,6 +27,11 @@ export function namespaceLevels (decoded: string): string[] {
   return decoded.split(NAMESPACE_SEPARATOR)
 }
 
+/** The decoded namespace segment of these levels (the inverse of `namespaceLevels`); also a map key. */
+export function namespaceSegment (levels: readonly string[]): string {
+  return levels.join(NAMESPACE_SEPARATOR)
+}
+
 /** Java `Namespace.toString()`: levels joined by dots. */
 export const namespaceName = (ns: readonly string[]): string => ns.join('.')
 
