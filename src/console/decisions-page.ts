@@ -1,9 +1,8 @@
 /** The decisions page: recent judged writes, newest first, with filters. */
 import { namespaceSegment, tableName } from '../iceberg/rest-path.js'
+import { DECISION_VERDICTS } from '../schemas/decisions.js'
 import type { DecisionFilters, DecisionPage, DecisionRecord } from './decision-source.js'
 import { consolePath, html, query, type Html } from './html.js'
-
-const VERDICTS = ['allow', 'warn', 'deny', 'conflict', 'override'] as const
 
 /**
  * A link to the table's page. The decision record keeps namespace levels and name but not the
@@ -54,7 +53,7 @@ export function decisionsBody (filters: DecisionFilters, result: DecisionPage | 
   const form = html`<form class="filters" method="get" action="/console/decisions">
 <label>Namespace<input name="namespace" value="${filters.namespace ?? ''}" placeholder="finance"></label>
 <label>Table<input name="table" value="${filters.table ?? ''}" placeholder="orders"></label>
-<label>Verdict<select name="verdict"><option value="">any</option>${VERDICTS.map(v => html`<option value="${v}"${v === filters.verdict ? html` selected` : ''}>${v}</option>`)}</select></label>
+<label>Verdict<select name="verdict"><option value="">any</option>${DECISION_VERDICTS.map(v => html`<option value="${v}"${v === filters.verdict ? html` selected` : ''}>${v}</option>`)}</select></label>
 <label>Rule<input name="rule" value="${filters.rule ?? ''}" placeholder="COLUMN_NO_DROP"></label>
 <button type="submit">Filter</button> <a href="/console/decisions">clear</a></form>`
   if ('unavailable' in result) return html`${form}<p class="notice error">${result.unavailable}</p>`
