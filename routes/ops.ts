@@ -22,7 +22,7 @@ import { addSharedSchemas } from '../src/schemas/index.js'
 import { ref } from '../src/schemas/ref.js'
 import type { UpstreamClient } from '../src/upstream/undici/client.js'
 
-export interface OpsOptions {
+interface OpsOptions {
   /** Buffered upstream client, for the readiness probe. */
   readonly client: UpstreamClient
   /** The upstream URL; upstream latency is measured for requests to its origin. */
@@ -40,7 +40,7 @@ type Marked = IncomingMessage & { [COUNTED]?: boolean }
  * front door tagged it with, or one of iceguard's own routes registered before these hooks (the
  * API document and its UI, `/docs/*` with its assets) by its pattern — never as an Iceberg call.
  */
-export function uncountedRoute (req: IncomingMessage): string {
+function uncountedRoute (req: IncomingMessage): string {
   const route = routeOf(req)
   if (route.kind !== 'local') return `iceberg:${route.kind}`
   const path = (req.url ?? '/').split('?')[0] as string

@@ -12,7 +12,7 @@
 
 import type { ErrorModel, IcebergErrorResponse } from './schemas/error-model.js'
 
-export type { ErrorModel, IcebergErrorResponse }
+export type { IcebergErrorResponse }
 
 export interface ErrorDef {
   /** Stable forever: clients, dashboards and docs/errors.md key on it. */
@@ -96,9 +96,7 @@ export const ERRORS = Object.freeze({
     'Admin API: the decision store (SQLite file or PostgreSQL) could not be read or written. Safe to retry after `Retry-After`.')
 })
 
-export type ErrorName = keyof typeof ERRORS
-
-export interface GateErrorOptions {
+interface GateErrorOptions {
   /** Per-violation lines; pyiceberg drops them, so `message` must stand alone. */
   readonly details?: readonly string[]
   /** Extra response headers, e.g. `Retry-After`. */
@@ -129,7 +127,7 @@ export class GateError extends Error {
   }
 }
 
-export type UpstreamFailure = 'unreachable' | 'timeout' | 'bad-response'
+type UpstreamFailure = 'unreachable' | 'timeout' | 'bad-response'
 
 /** A transport failure talking to the upstream; `sent` says whether the request left. */
 export class UpstreamError extends GateError {

@@ -25,7 +25,7 @@ declare module 'fastify' {
   }
 }
 
-export function accessOf (request: FastifyRequest): AdminAccess {
+function accessOf (request: FastifyRequest): AdminAccess {
   const declared = request.routeOptions.config.adminAccess
   if (typeof declared === 'function') return declared(request)
   if (declared !== undefined) return declared

@@ -5,7 +5,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { AdminAuth } from '../../src/auth/admin-auth.js'
 import { ERRORS, errorBody, GateError, type ErrorDef } from '../../src/errors.js'
-import { baseLoadHeaders, type BaseLoad, type TableRef } from '../../src/gate/commit-gate.js'
+import { baseLoadHeaders, type BaseLoad } from '../../src/gate/commit-gate.js'
 import { upstreamTableLoader } from '../../src/gate/load-base.js'
 import { parseUpstreamBody } from '../../src/json/parse-commit-body.js'
 import type { OverrideVerifier } from '../../src/gate/override.js'
@@ -17,7 +17,7 @@ import type { ReloadResult } from '../../src/policy/policy-store.js'
 import type { EffectivePolicy } from '../../src/policy/resolve-policy.js'
 import type { UpstreamClient } from '../../src/upstream/undici/client.js'
 import { isObject } from '../../src/iceberg/json-values.js'
-import { tableName } from '../../src/iceberg/rest-path.js'
+import { NAMESPACE_SEPARATOR, namespaceLevels, tableName, type TableRef } from '../../src/iceberg/rest-path.js'
 
 /** The policy as the admin API sees it: the policy store's reading and reloading surface. */
 export interface AdminPolicy {
@@ -60,7 +60,7 @@ export class RelayedAnswer extends Error {
  * Iceberg REST spec) or, for people typing URLs, by dots when no separator is present.
  */
 export function namespaceFromPath (segment: string): string[] {
-  const levels = segment.includes('\x1f') ? segment.split('\x1f') : segment.split('.')
+  const levels = segment.includes(NAMESPACE_SEPARATOR) ? namespaceLevels(segment) : segment.split('.')
   if (levels.some(l => l === '')) throw new GateError(ERRORS.BAD_REQUEST, `Invalid namespace "${segment}": levels must not be empty`)
   return levels
 }

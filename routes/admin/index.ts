@@ -30,9 +30,7 @@ import schemaChangesRoutes from './schema-changes.js'
 import schemaHistoryRoute from './schema-history.js'
 import validateRoute from './validate.js'
 
-export type { AdminRoutesOptions, AdminScope } from './admin-context.js'
-
-export async function adminRoutes (app: FastifyInstance, options: AdminRoutesOptions): Promise<void> {
+async function adminRoutes (app: FastifyInstance, options: AdminRoutesOptions): Promise<void> {
   addSharedSchemas(app)
   // Dry runs and schema changes refuse a revoked token exactly as the gate does.
   const verifier = overrideVerifier(options.overrideSecret)

@@ -19,7 +19,7 @@ import {
   applySchemaChanges, buildCommitRequest, planFromContract, readSchemaChanges, schemaChangeToWire,
   type ChangeError, type SchemaChangeOp, type Unresolved
 } from '../../src/evolve/index.js'
-import type { GateOutcome, TableRef } from '../../src/gate/commit-gate.js'
+import type { GateOutcome } from '../../src/gate/commit-gate.js'
 import { evaluateCommit } from '../../src/engine/evaluate-commit.js'
 import { checkOverrideToken, evaluateUnder, OVERRIDE_HEADER, overrideToWire } from '../../src/gate/override.js'
 import { tablePath } from '../../src/gate/load-base.js'
@@ -43,10 +43,10 @@ import { namespaceFromPath } from './admin-context.js'
 import { TABLE_READ_ERRORS, TablePathParams } from './common-schemas.js'
 import type { AdminScope } from './admin-context.js'
 import { isObject } from '../../src/iceberg/json-values.js'
-import { tableName } from '../../src/iceberg/rest-path.js'
+import { tableName, type TableRef } from '../../src/iceberg/rest-path.js'
 
 /** Commits sent at most: the first and two re-applications after a lost race (Java retries 4 times by default). */
-export const MAX_ATTEMPTS = 3
+const MAX_ATTEMPTS = 3
 
 /** Headers of the caller that belong to their own request, not to the commit iceguard sends for them. */
 const NOT_FORWARDED = new Set(['content-length', 'content-encoding', 'content-type', 'transfer-encoding', 'idempotency-key', 'expect'])

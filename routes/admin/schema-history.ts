@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ref } from '../../src/schemas/ref.js'
 import { Type } from '@sinclair/typebox'
 import { ERRORS, GateError } from '../../src/errors.js'
+import { tableName } from '../../src/iceberg/rest-path.js'
 import { buildSchemaHistory, SchemaHistoryQuery, SchemaHistorySchema } from '../../src/schemas/schema-history.js'
 import { namespaceFromPath } from './admin-context.js'
 import { PrefixQuery, TABLE_READ_ERRORS, TablePathParams } from './common-schemas.js'
@@ -30,7 +31,7 @@ export default async function schemaHistoryRoute (app: FastifyInstance, { scope 
       ...(pageToken !== undefined && { pageToken }),
       ...(pageSize !== undefined && { pageSize })
     })
-    if (history === undefined) throw new GateError(ERRORS.BAD_REQUEST, `Cannot read pageToken: "${pageToken ?? ''}" is not a page token of table ${[...table.namespace, table.name].join('.')}'s schemas`)
+    if (history === undefined) throw new GateError(ERRORS.BAD_REQUEST, `Cannot read pageToken: "${pageToken ?? ''}" is not a page token of table ${tableName(table)}'s schemas`)
     return history
   })
 }

@@ -6,7 +6,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { ERRORS, GateError } from '../../src/errors.js'
-import type { TableRef } from '../../src/gate/commit-gate.js'
 import { evaluateCommit } from '../../src/engine/evaluate-commit.js'
 import { expectsNoTable } from '../../src/gate/judge-write.js'
 import { checkOverrideToken, evaluateUnder, OVERRIDE_HEADER, overrideToWire, type OverrideGrant } from '../../src/gate/override.js'
@@ -21,15 +20,13 @@ import {
 import { metadataOrThrow } from './admin-context.js'
 import { BAD_INPUT, TABLE_READ_ERRORS } from './common-schemas.js'
 import type { AdminScope } from './admin-context.js'
-import { isObject } from '../../src/iceberg/json-values.js'
-import { tableName } from '../../src/iceberg/rest-path.js'
+import { readTableIdentifier, sameTable, tableName, type TableRef } from '../../src/iceberg/rest-path.js'
 
+/** A table identifier read as the gate reads it (`readTableIdentifier`), or a 400 naming `at`. */
 function identifier (v: unknown, at: string): { namespace: string[], name: string } {
-  if (!isObject(v) || !Array.isArray(v.namespace) || v.namespace.length === 0 ||
-      !v.namespace.every(p => typeof p === 'string' && p !== '') || typeof v.name !== 'string' || v.name === '') {
-    throw new GateError(ERRORS.BAD_REQUEST, `Invalid request: ${at} must be a table identifier {"namespace": [...], "name": "..."}`)
-  }
-  return { namespace: v.namespace as string[], name: v.name }
+  const id = readTableIdentifier(v)
+  if ('problem' in id) throw new GateError(ERRORS.BAD_REQUEST, `Invalid request: ${at} ${id.problem}`)
+  return id
 }
 
 export default async function validateRoute (app: FastifyInstance, { scope }: { scope: AdminScope }): Promise<void> {
@@ -98,8 +95,9 @@ export default async function validateRoute (app: FastifyInstance, { scope }: { 
       response = withGrant(transactionToWire(entries.map((e, i) => judge(e.table, e.request, bases[i], grant))), grant)
     } else {
       const fromBody = body.table === undefined ? undefined : identifier(body.table, 'table')
-      const fromRequest = commit.identifier === undefined ? undefined : identifier(commit.identifier, 'request.identifier')
-      if (fromBody !== undefined && fromRequest !== undefined && tableName(fromBody) !== tableName(fromRequest)) {
+      // As at the gate: optional, and a null identifier reads as absent (Java's hasNonNull).
+      const fromRequest = commit.identifier === undefined || commit.identifier === null ? undefined : identifier(commit.identifier, 'request.identifier')
+      if (fromBody !== undefined && fromRequest !== undefined && !sameTable(fromBody, fromRequest)) {
         throw new GateError(ERRORS.BAD_REQUEST, `Invalid request: table names ${tableName(fromBody)} but request.identifier names ${tableName(fromRequest)}`)
       }
       const ident = fromBody ?? fromRequest

@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { DecisionPage, DecisionRecord, DecisionSource } from '../../src/console/decision-source.js'
 
-export class DecisionsUnavailable extends Error {
+class DecisionsUnavailable extends Error {
   constructor (message: string) {
     super(message)
     this.name = 'DecisionsUnavailable'

@@ -8,12 +8,12 @@ import { parse as parseCookies, serialize as serializeCookie } from 'cookie'
 import type { AdminIdentity } from '../../src/auth/access.js'
 import { adminCredential } from '../../src/auth/bearer.js'
 
-export const COOKIE = 'iceguard_console'
+const COOKIE = 'iceguard_console'
 
 /** Eight hours: a working day. A JWT that expires sooner is refused when it does, and the page asks again. */
 const COOKIE_MAX_AGE_SECONDS = 8 * 3600
 
-export interface ConsoleCredential {
+interface ConsoleCredential {
   readonly token: string | undefined
   readonly from: 'authorization' | 'admin-header' | 'cookie'
 }

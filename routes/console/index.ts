@@ -18,13 +18,14 @@ import { page } from '../../src/console/layout.js'
 import { loginBody, messageBody } from '../../src/console/login-page.js'
 import type { OverrideSource } from '../../src/console/override-source.js'
 import { GateError } from '../../src/errors.js'
+import { namespaceSegment, tableName } from '../../src/iceberg/rest-path.js'
 import { SCHEMA_PAGE_MAX } from '../../src/schemas/schema-history.js'
 import type { TableReader } from '../admin/admin-context.js'
 import type { AdminPolicy } from '../admin/admin-context.js'
 import { consoleCredential, signInCookie, signOutCookie, upstreamAuthorization } from './console-auth.js'
 import { tableView } from './table-view.js'
 
-export interface ConsoleOptions {
+interface ConsoleOptions {
   readonly auth: AdminAuth
   readonly tables: TableReader
   readonly policy: AdminPolicy
@@ -164,7 +165,7 @@ export default async function consoleRoutes (app: FastifyInstance, options: Cons
   typed.get('/console/tables', { schema: { querystring: Type.Object({ table: Type.Optional(Type.String()) }) } }, async (request, reply) => {
     const parts = (request.query.table ?? '').split('.')
     const name = parts.pop() ?? ''
-    if (parts.length > 0 && name !== '' && parts.every(p => p !== '')) return reply.redirect(consolePath('tables', parts.join('\x1f'), name), 303)
+    if (parts.length > 0 && name !== '' && parts.every(p => p !== '')) return reply.redirect(consolePath('tables', namespaceSegment(parts), name), 303)
     const problem = request.query.table === undefined ? '' : html`<p class="notice error">Cannot open table "${request.query.table}": name it as namespace.table, e.g. db.orders</p>`
     return send(reply, request.query.table === undefined ? 200 : 400, 'Tables', html`${problem}<form class="filters" method="get" action="/console/tables">
 <label>Table<input name="table" placeholder="db.orders" required></label><button type="submit">Open</button></form>`, request.consoleViewer)
@@ -175,7 +176,7 @@ export default async function consoleRoutes (app: FastifyInstance, options: Cons
     const view = await tableView(options, request.params.namespace, request.params.table, q.prefix, upstreamAuthorization(request, request.consoleViewer?.identity),
       { from: nonEmpty(q['schemas-from']) ? q['schemas-from'] : undefined, count: q.schemas })
     if (!view.ok) return send(reply, 400, 'Table', messageBody(view.problem), request.consoleViewer)
-    return send(reply, 200, `Table ${[...view.table.namespace, view.table.name].join('.')}`, view.body, request.consoleViewer)
+    return send(reply, 200, `Table ${tableName(view.table)}`, view.body, request.consoleViewer)
   })
 }
 

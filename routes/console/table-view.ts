@@ -27,7 +27,7 @@ type Result = { readonly ok: true, readonly table: TableView['table'], readonly 
  * Which schemas the timeline shows: `from`, a page token of the history (absent: the newest
  * page, the most useful one for a long history), and `count` schemas from there.
  */
-export interface SchemaWindow {
+interface SchemaWindow {
   readonly from?: string | undefined
   readonly count?: number | undefined
 }

@@ -9,7 +9,7 @@ import { upstreamHeaders } from '../upstream-headers.js'
 
 export { upstreamHeaders }
 
-export interface ForwardBufferedOptions {
+interface ForwardBufferedOptions {
   /** Path and query to send instead of the one received (base path is still prepended). */
   readonly path?: string
   /** Headers to set or replace on top of the client's (lower-case names). */

@@ -8,7 +8,7 @@
  */
 
 import type { TableRef } from '../iceberg/rest-path.js'
-import type { Verdict } from '../engine/rules/rule.js'
+import type { Finding, Verdict } from '../engine/rules/rule.js'
 
 export interface AuditRecord {
   readonly requestId: string
@@ -52,11 +52,12 @@ export interface AuditRecord {
   readonly decisionNotStored?: string
 }
 
+/** A finding as the decision log keeps it: the engine's, without the types and the explanation. */
+export type DecidedFinding = Pick<Finding, 'rule' | 'severity' | 'message' | 'fieldId' | 'path'>
+
 /** One table of a judged write: what the decision log stores beside the audit facts. */
-export interface DecidedTable {
-  readonly namespace: readonly string[]
-  readonly name: string
-  readonly findings: ReadonlyArray<{ readonly rule: string, readonly severity: 'error' | 'warn', readonly message: string, readonly fieldId?: number, readonly path?: string }>
+export interface DecidedTable extends Pick<TableRef, 'namespace' | 'name'> {
+  readonly findings: readonly DecidedFinding[]
   /** The schema diff summary. */
   readonly summary: string
 }
@@ -66,7 +67,7 @@ export interface AuditSink {
 }
 
 /** The subset of a pino logger the sink needs. */
-export interface AuditLogger {
+interface AuditLogger {
   readonly level?: string
   child (bindings: Record<string, unknown>, options?: { level: string }): { info (obj: object, msg: string): void }
 }
@@ -95,7 +96,7 @@ export function pinoAuditSink (logger: AuditLogger): AuditSink {
 }
 
 /** Keeps records in memory, for tests and the admin API. */
-export interface MemoryAuditSink extends AuditSink {
+interface MemoryAuditSink extends AuditSink {
   readonly records: AuditRecord[]
   clear (): void
 }

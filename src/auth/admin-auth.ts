@@ -11,9 +11,9 @@ import { allows, needsGrant, type AdminAccess, type AdminIdentity, type Grant } 
 import type { JwtVerifier } from './jwt-verifier.js'
 import { isStaticToken } from './static-token.js'
 
-export const REALM = 'iceguard-admin'
+const REALM = 'iceguard-admin'
 
-export interface AdminAuthOptions {
+interface AdminAuthOptions {
   /** `ICEGUARD_ADMIN_TOKEN`: grants read and write. */
   readonly staticToken?: string | undefined
   readonly jwt?: JwtVerifier | undefined

@@ -7,13 +7,13 @@ import type { IncomingHttpHeaders } from 'node:http'
 
 export const ADMIN_TOKEN_HEADER = 'x-iceguard-admin-token'
 
-export interface AdminCredential {
+interface AdminCredential {
   readonly token: string | undefined
   readonly from: 'authorization' | 'admin-header'
 }
 
 /** The token of an `Authorization: Bearer <token>` header, or undefined. */
-export function bearerToken (authorization: string | string[] | undefined): string | undefined {
+function bearerToken (authorization: string | string[] | undefined): string | undefined {
   const header = Array.isArray(authorization) ? authorization[0] : authorization
   const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header)
   return match === null ? undefined : match[1]

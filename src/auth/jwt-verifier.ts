@@ -6,6 +6,7 @@
  * a key id it has not seen (key rotation), at most once per cooldown.
  */
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose'
+import { isObject } from '../iceberg/json-values.js'
 import type { AdminJwtConfig } from '../main/config.js'
 import type { Grant } from './access.js'
 
@@ -13,7 +14,7 @@ import type { Grant } from './access.js'
  * Asymmetric algorithms only: a JWKS publishes public keys, and accepting `HS*` or `none` would let
  * a token choose how it is checked (RFC 8725 §3.1).
  */
-export const JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']
+const JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']
 
 /** Seconds of clock difference tolerated between the identity provider and iceguard on exp/nbf/iat. */
 const CLOCK_TOLERANCE_SECONDS = 30
@@ -73,7 +74,7 @@ function failure (err: unknown, jwksUrl: string): JwtCheck {
 export function grantsOf (payload: JWTPayload, settings: Pick<AdminJwtConfig, 'claim' | 'readValue' | 'writeValue'>): ReadonlySet<Grant> {
   let value: unknown = payload
   for (const step of settings.claim.split('.')) {
-    value = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>)[step] : undefined
+    value = isObject(value) ? value[step] : undefined
   }
   const values = typeof value === 'string' ? value.split(/\s+/) : Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []
   const grants = new Set<Grant>()

@@ -143,5 +143,3 @@ export async function runCheck (args: string[], io: CliIo): Promise<ExitCode> {
   io.stdout(renderReport(response, format, { requestFile: values.request, lines }))
   return exitForVerdict(response.verdict)
 }
-
-export { EXIT }

@@ -7,11 +7,12 @@ import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { isObject } from '../iceberg/json-values.js'
+import { tableName } from '../iceberg/rest-path.js'
 import type { CliIo } from './cli-io.js'
 import { adminCallOf, postAdmin, reportError, tableUrl } from './evolve.js'
 import { parseTableName } from './read-input.js'
 import { EXIT, UsageError, type ExitCode } from './exit-codes.js'
-import { overrideLine } from './report-formats.js'
+import { answerFindingLine, overrideLine } from './report-formats.js'
 
 export const COMPATIBILITY_USAGE = `Usage: iceguard compatibility --url <iceguard-url> --table <ns.table> schema.json [options]
 
@@ -60,11 +61,10 @@ export async function runCompatibility (args: string[], io: CliIo): Promise<Exit
   if (values.format === 'json') {
     io.stdout(JSON.stringify(json, null, 2) + '\n')
   } else {
-    const label = [...table.namespace, table.name].join('.')
-    io.stdout(`${label}: ${json.compatible === true ? 'compatible' : 'not compatible'} (verdict ${String(json.verdict)}, schema ${String(json['schema-id'])})\n`)
+    io.stdout(`${tableName(table)}: ${json.compatible === true ? 'compatible' : 'not compatible'} (verdict ${String(json.verdict)}, schema ${String(json['schema-id'])})\n`)
     if (typeof json.summary === 'string' && json.summary !== '') io.stdout(json.summary.split('\n').map(l => `  ${l}`).join('\n') + '\n')
     for (const f of (json.findings ?? []) as Array<{ rule: string, severity: string, path?: string, message: string, doc: string, overridden?: boolean }>) {
-      io.stdout(`  ${f.severity} ${f.rule}${f.path !== undefined ? ` ${f.path}` : ''}${f.overridden === true ? ' [overridden]' : ''}: ${f.message}\n`)
+      io.stdout(`  ${answerFindingLine(f)}\n`)
     }
     for (const w of (json.warnings ?? []) as string[]) io.stdout(`  note: ${w}\n`)
     if (isObject(json.override)) io.stdout(`  ${overrideLine(json.override as Parameters<typeof overrideLine>[0])}\n`)

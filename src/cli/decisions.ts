@@ -1,6 +1,7 @@
 /** `iceguard decisions`: the gate's stored decisions from a running iceguard, newest first. */
 import { parseArgs } from 'node:util'
 import { request } from 'undici'
+import { tableName } from '../iceberg/rest-path.js'
 import type { CliIo } from './cli-io.js'
 import { EXIT, UsageError, type ExitCode } from './exit-codes.js'
 import { reportError } from './evolve.js'
@@ -86,7 +87,7 @@ export async function runDecisions (args: string[], io: CliIo): Promise<ExitCode
   if (found.length === 0) io.stdout('no decisions\n')
   for (const d of found) {
     const rules = [...new Set(d.findings.map(f => f.rule))].join(',')
-    io.stdout([d.time, d.verdict.padEnd(8), [...d.table.namespace, d.table.name].join('.'), d.kind, d.principal ?? '-', rules === '' ? '-' : rules,
+    io.stdout([d.time, d.verdict.padEnd(8), tableName(d.table), d.kind, d.principal ?? '-', rules === '' ? '-' : rules,
       d.override === null ? '' : `override=${d.override.id}`, d.id].filter(s => s !== '').join('  ') + '\n')
     for (const f of d.findings) io.stdout(`    ${f.severity} ${f.rule}: ${f.message}\n`)
   }

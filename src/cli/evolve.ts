@@ -10,10 +10,10 @@ import { request } from 'undici'
 import { isObject } from '../iceberg/json-values.js'
 import { OVERRIDE_HEADER } from '../gate/override.js'
 import type { CliIo } from './cli-io.js'
-import { overrideLine } from './report-formats.js'
+import { answerFindingLine, overrideLine } from './report-formats.js'
 import { EXIT, UsageError, type ExitCode } from './exit-codes.js'
 import { parseTableName } from './read-input.js'
-import { tableName, type TableRef } from '../iceberg/rest-path.js'
+import { namespaceSegment, tableName, type TableRef } from '../iceberg/rest-path.js'
 import { ADMIN_TOKEN_HEADER } from '../auth/bearer.js'
 
 export const EVOLVE_USAGE = `Usage: iceguard evolve --url <iceguard-url> --table <ns.table> <change>... [options]
@@ -40,7 +40,7 @@ export const EVOLVE_USAGE = `Usage: iceguard evolve --url <iceguard-url> --table
 
 Exit: 0 committed or nothing to do, 1 refused (a change or the gate), 2 conflict, 3 usage, input or server error.`
 
-export interface AdminCall {
+interface AdminCall {
   readonly url: string
   /** The catalog's bearer token: commits go to the catalog as the caller. */
   readonly token?: string
@@ -62,7 +62,7 @@ export function adminCallOf (url: string, flags: { readonly token?: unknown, rea
 /** The admin API URL of `table`'s `tail` endpoint, with the query parameters that are set. */
 export function tableUrl (base: string, table: TableRef, tail: string, query: Record<string, string | undefined>): string {
   const q = Object.entries(query).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${encodeURIComponent(v as string)}`).join('&')
-  return `${base.replace(/\/+$/, '')}/admin/v1/namespaces/${encodeURIComponent(table.namespace.join('\x1f'))}/tables/${encodeURIComponent(table.name)}/${tail}${q === '' ? '' : `?${q}`}`
+  return `${base.replace(/\/+$/, '')}/admin/v1/namespaces/${encodeURIComponent(namespaceSegment(table.namespace))}/tables/${encodeURIComponent(table.name)}/${tail}${q === '' ? '' : `?${q}`}`
 }
 
 /** POSTs JSON to iceguard; answers the status and the parsed body. */
@@ -109,7 +109,7 @@ export function reportOutcome (io: CliIo, label: string, out: Record<string, unk
   else if (out.committed === true) io.stdout(`${label}: committed schema ${String(out['schema-id'])} (last-column-id ${String(out['last-column-id'])}, verdict ${String(out.verdict)})\n`)
   else io.stdout(`${label}: dry run, verdict ${String(out.verdict)}: would commit schema ${String(out['schema-id'])} (last-column-id ${String(out['last-column-id'])})\n`)
   if (typeof out.summary === 'string' && out.noop !== true && out.summary !== '') io.stdout(out.summary.split('\n').map(l => `  ${l}`).join('\n') + '\n')
-  for (const f of findings) io.stdout(`  ${f.severity} ${f.rule}${f.path !== undefined ? ` ${f.path}` : ''}${f.overridden === true ? ' [overridden]' : ''}: ${f.message}\n`)
+  for (const f of findings) io.stdout(`  ${answerFindingLine(f)}\n`)
   for (const w of warnings) io.stdout(`  note: ${w}\n`)
   if (isObject(out.override)) io.stdout(`  ${overrideLine(out.override as Parameters<typeof overrideLine>[0])}\n`)
   if (out.committed !== true && out.noop !== true && out.request !== undefined) io.stdout(`  request: ${JSON.stringify(out.request)}\n`)

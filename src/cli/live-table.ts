@@ -13,7 +13,7 @@ import { metadataFromJson } from './read-input.js'
 import { isObject } from '../iceberg/json-values.js'
 import { tableName, type TableRef } from '../iceberg/rest-path.js'
 
-export interface LiveTableSource {
+interface LiveTableSource {
   /** iceguard's or the catalog's base URL (with its base path, e.g. `http://polaris:8181/api/catalog`). */
   readonly url: string
   /** Bearer token for `Authorization` (`--token`, or `ICEGUARD_TOKEN`). */
@@ -53,7 +53,7 @@ function jsonObject (a: Answer, what: string): Record<string, unknown> {
 }
 
 /** The `prefix` the catalog's `/v1/config` names, if any. */
-export async function catalogPrefix (source: LiveTableSource, base: string): Promise<string | undefined> {
+async function catalogPrefix (source: LiveTableSource, base: string): Promise<string | undefined> {
   const query = source.warehouse === undefined ? '' : `?warehouse=${encodeURIComponent(source.warehouse)}`
   const what = `the catalog configuration (${base}/v1/config${query})`
   const answer = await get(source, `${base}/v1/config${query}`, what)
@@ -65,7 +65,7 @@ export async function catalogPrefix (source: LiveTableSource, base: string): Pro
   return undefined
 }
 
-export function loadTablePath (table: TableRef, prefix: string | undefined): string {
+function loadTablePath (table: TableRef, prefix: string | undefined): string {
   const namespace = table.namespace.map(encodeURIComponent).join('%1F')
   return `/v1/${prefix === undefined ? '' : `${prefix}/`}namespaces/${namespace}/tables/${encodeURIComponent(table.name)}?snapshots=refs`
 }

@@ -11,14 +11,14 @@ import type { RequestLines } from './request-lines.js'
 import { tableName } from '../iceberg/rest-path.js'
 
 export const FORMATS = ['text', 'json', 'junit', 'github', 'gitlab'] as const
-export type ReportFormat = typeof FORMATS[number]
+type ReportFormat = typeof FORMATS[number]
 
 export function isReportFormat (s: string): s is ReportFormat {
   return (FORMATS as readonly string[]).includes(s)
 }
 
 /** What the report is about: the file the request came from, and where in it each finding belongs. */
-export interface ReportContext {
+interface ReportContext {
   readonly requestFile: string
   readonly lines?: RequestLines
 }
@@ -69,6 +69,11 @@ function renderText (r: ValidateResponse): string {
   if (r.override !== undefined) lines.push(overrideLine(r.override))
   lines.push(r.explanation)
   return lines.join('\n') + '\n'
+}
+
+/** A finding of a schema-changes, plan or compatibility answer, in one line (evolve and compatibility print the same). */
+export function answerFindingLine (f: { rule: string, severity: string, path?: string, message: string, overridden?: boolean }): string {
+  return `${f.severity} ${f.rule}${f.path !== undefined ? ` ${f.path}` : ''}${f.overridden === true ? ' [overridden]' : ''}: ${f.message}`
 }
 
 /** The override an answer carries, in one line (check and evolve print the same). */

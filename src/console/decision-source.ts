@@ -3,6 +3,7 @@
  * interface so the server can hand the console any store (the decision log, or the admin API
  * itself) and tests an in-memory list.
  */
+import { namespaceName, type TableRef } from '../iceberg/rest-path.js'
 
 export interface DecisionFinding {
   readonly rule: string
@@ -18,7 +19,7 @@ export interface DecisionRecord {
   readonly 'request-id'?: string
   /** ISO 8601 instant. */
   readonly time: string
-  readonly table: { readonly namespace: readonly string[], readonly name: string }
+  readonly table: Pick<TableRef, 'namespace' | 'name'>
   readonly kind: string
   /** allow, warn, deny, conflict, override… */
   readonly verdict: string
@@ -63,7 +64,7 @@ export function memoryDecisionSource (records: readonly DecisionRecord[]): Decis
   return {
     async list (f) {
       const hits = sorted.filter(d =>
-        (f.namespace === undefined || d.table.namespace.join('.') === f.namespace) &&
+        (f.namespace === undefined || namespaceName(d.table.namespace) === f.namespace) &&
         (f.table === undefined || d.table.name === f.table) &&
         (f.verdict === undefined || d.verdict === f.verdict) &&
         (f.rule === undefined || d.findings.some(x => x.rule === f.rule)))

@@ -1,16 +1,15 @@
 /** The decisions page: recent judged writes, newest first, with filters. */
+import { namespaceSegment, tableName } from '../iceberg/rest-path.js'
+import { DECISION_VERDICTS } from '../schemas/decisions.js'
 import type { DecisionFilters, DecisionPage, DecisionRecord } from './decision-source.js'
 import { consolePath, html, query, type Html } from './html.js'
-
-export const VERDICTS = ['allow', 'warn', 'deny', 'conflict', 'override'] as const
 
 /**
  * A link to the table's page. The decision record keeps namespace levels and name but not the
  * route's catalog prefix, so the link cannot carry one.
  */
 export function tableLink (t: DecisionRecord['table']): Html {
-  const label = [...t.namespace, t.name].join('.')
-  return html`<a href="${consolePath('tables', t.namespace.join('\x1f'), t.name)}">${label}</a>`
+  return html`<a href="${consolePath('tables', namespaceSegment(t.namespace), t.name)}">${tableName(t)}</a>`
 }
 
 export function changesText (changes: unknown): string {
@@ -25,7 +24,7 @@ export function changesText (changes: unknown): string {
   return JSON.stringify(changes)
 }
 
-export function overrideText (override: unknown): string {
+function overrideText (override: unknown): string {
   if (override === undefined || override === null || override === false) return ''
   if (typeof override === 'string') return override
   if (typeof override === 'object' && 'id' in override) return String((override as { id: unknown }).id)
@@ -37,7 +36,7 @@ export function findingItem (f: DecisionRecord['findings'][number]): Html {
   return html`<li><a href="/rules/${encodeURIComponent(f.rule)}"><code>${f.rule}</code></a> ${f.severity}${f['field-id'] === undefined || f['field-id'] === null ? '' : html` · field id ${f['field-id']}`}${f.path === undefined || f.path === null ? '' : html` · <code>${f.path}</code>`}: ${f.message}</li>`
 }
 
-export function decisionPath (id: string): string {
+function decisionPath (id: string): string {
   return consolePath('decisions', id)
 }
 
@@ -54,7 +53,7 @@ export function decisionsBody (filters: DecisionFilters, result: DecisionPage | 
   const form = html`<form class="filters" method="get" action="/console/decisions">
 <label>Namespace<input name="namespace" value="${filters.namespace ?? ''}" placeholder="finance"></label>
 <label>Table<input name="table" value="${filters.table ?? ''}" placeholder="orders"></label>
-<label>Verdict<select name="verdict"><option value="">any</option>${VERDICTS.map(v => html`<option value="${v}"${v === filters.verdict ? html` selected` : ''}>${v}</option>`)}</select></label>
+<label>Verdict<select name="verdict"><option value="">any</option>${DECISION_VERDICTS.map(v => html`<option value="${v}"${v === filters.verdict ? html` selected` : ''}>${v}</option>`)}</select></label>
 <label>Rule<input name="rule" value="${filters.rule ?? ''}" placeholder="COLUMN_NO_DROP"></label>
 <button type="submit">Filter</button> <a href="/console/decisions">clear</a></form>`
   if ('unavailable' in result) return html`${form}<p class="notice error">${result.unavailable}</p>`

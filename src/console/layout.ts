@@ -21,7 +21,7 @@ code{font:12.5px ui-monospace,Menlo,Consolas,monospace;background:#eef1f5;paddin
 .notice.error{border-color:#c0392b}.current{font-weight:600}.dropped td{color:#8a94a6;text-decoration:line-through}
 `
 
-export interface PageFrame {
+interface PageFrame {
   readonly title: string
   /** Shown in the header when someone is signed in. */
   readonly principal?: string | undefined

@@ -3,6 +3,7 @@
  * field lineage with renames and drops marked, the effective policy, the contract status and the
  * overrides in force.
  */
+import { namespaceName, namespaceSegment, type TableRef } from '../iceberg/rest-path.js'
 import type { WireChange } from '../schemas/change.js'
 import type { ContractReport } from '../schemas/contract-report.js'
 import type { EffectivePolicyWire } from '../schemas/effective-policy.js'
@@ -25,7 +26,7 @@ export interface SchemaPages {
 }
 
 export interface TableView {
-  readonly table: { readonly namespace: readonly string[], readonly name: string }
+  readonly table: Pick<TableRef, 'namespace' | 'name'>
   /** The catalog's `{prefix}` path segment the table was read under, kept in the page's links. */
   readonly prefix?: string
   readonly history: Shown<SchemaHistory>
@@ -61,7 +62,7 @@ function change (c: WireChange): Html {
 }
 
 function pageLinks (view: TableView): Html {
-  const here = consolePath('tables', view.table.namespace.join('\x1f'), view.table.name)
+  const here = consolePath('tables', namespaceSegment(view.table.namespace), view.table.name)
   const { older, newest } = view.pages
   const links = [
     newest === undefined ? '' : html`<a rel="first" href="${here}${query({ prefix: view.prefix, schemas: String(newest.count) })}">← Newest schemas</a> `,
@@ -110,7 +111,7 @@ ${o.value.map(x => html`<tr><td><code>${x.id}</code></td><td>${x.principal ?? ''
 }
 
 export function tableBody (view: TableView): Html {
-  return html`<p><a href="/console/decisions${query({ namespace: view.table.namespace.join('.'), table: view.table.name })}">Decisions for this table</a></p>
+  return html`<p><a href="/console/decisions${query({ namespace: namespaceName(view.table.namespace), table: view.table.name })}">Decisions for this table</a></p>
 <h2>Schema timeline</h2>${view.history.ok ? timeline(view.history.value, pageLinks(view)) : html`<p class="notice error">${view.history.problem}</p>`}
 <h2>Effective policy</h2>${policy(view.policy)}
 <h2>Contract</h2>${contract(view.contract)}

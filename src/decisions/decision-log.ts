@@ -16,7 +16,7 @@ export interface DecisionLogger {
   error (obj: object, msg: string): void
 }
 
-export interface DecisionLogOptions {
+interface DecisionLogOptions {
   readonly store: DecisionStore
   readonly log: DecisionLogger
   /** Most writes waiting to be stored (default 10 000). */

@@ -3,11 +3,13 @@
  * PostgreSQL (the same statements; see sql-driver.ts). Every method is one short statement or
  * transaction; nothing here runs on the commit path (the decision log calls it from its flusher).
  */
-import { namespaceKey, type Decision, type DecisionDetails, type DecisionFinding } from './decision.js'
+import type { DecidedFinding } from '../audit/audit-log.js'
+import { namespaceSegment } from '../iceberg/rest-path.js'
+import type { Decision, DecisionDetails } from './decision.js'
 import { migrate } from './migrations.js'
 import type { Row, SqlDriver, SqlExecutor } from './sql-driver.js'
 
-export interface DecisionFilter {
+interface DecisionFilter {
   readonly namespace?: readonly string[]
   readonly table?: string
   readonly verdict?: string
@@ -25,7 +27,7 @@ export interface Cursor {
   readonly id: string
 }
 
-export interface DecisionPage {
+interface DecisionPage {
   readonly decisions: Decision[]
   readonly next?: Cursor
 }
@@ -46,7 +48,7 @@ export interface OverrideRecord {
   readonly revokedBy?: string
 }
 
-export interface OutboxMessage {
+interface OutboxMessage {
   readonly id: string
   readonly decisionId: string
   readonly url: string
@@ -96,7 +98,7 @@ export class DecisionStore {
     await (await this.#db()).transaction(async (tx) => {
       for (const d of decisions) {
         await tx.run(`INSERT INTO decisions (${DECISION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
-          d.id, d.time, d.requestId, d.principal ?? null, JSON.stringify(d.table.namespace), namespaceKey(d.table.namespace),
+          d.id, d.time, d.requestId, d.principal ?? null, JSON.stringify(d.table.namespace), namespaceSegment(d.table.namespace),
           d.table.name, d.kind, d.verdict, JSON.stringify(d.findings), d.changes, d.override?.id ?? null,
           JSON.stringify({ ...d.details, ...(d.override !== undefined ? { overrideRules: d.override.rules } : {}) })
         ])
@@ -114,7 +116,7 @@ export class DecisionStore {
   async list (filter: DecisionFilter, pageSize: number, after?: Cursor): Promise<DecisionPage> {
     const where: string[] = []
     const params: unknown[] = []
-    if (filter.namespace !== undefined) { where.push('namespace_key = ?'); params.push(namespaceKey(filter.namespace)) }
+    if (filter.namespace !== undefined) { where.push('namespace_key = ?'); params.push(namespaceSegment(filter.namespace)) }
     if (filter.table !== undefined) { where.push('table_name = ?'); params.push(filter.table) }
     if (filter.verdict !== undefined) { where.push('verdict = ?'); params.push(filter.verdict) }
     if (filter.principal !== undefined) { where.push('principal = ?'); params.push(filter.principal) }
@@ -267,7 +269,7 @@ function toDecision (r: Row): Decision {
     table: { namespace: JSON.parse(String(r.namespace)) as string[], name: String(r.table_name) },
     kind: String(r.kind),
     verdict: String(r.verdict) as Decision['verdict'],
-    findings: JSON.parse(String(r.findings)) as DecisionFinding[],
+    findings: JSON.parse(String(r.findings)) as DecidedFinding[],
     changes: String(r.changes),
     ...(overrideId !== undefined ? { override: { id: overrideId, rules: overrideRules ?? [] } } : {}),
     details: rest

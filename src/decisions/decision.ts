@@ -3,21 +3,9 @@
  * three decisions sharing a request id, so "what happened to finance.orders" is one filter.
  */
 import { randomUUID } from 'node:crypto'
-import type { AuditRecord } from '../audit/audit-log.js'
+import type { AuditRecord, DecidedFinding } from '../audit/audit-log.js'
 import type { Verdict } from '../engine/rules/rule.js'
-
-export interface TableName {
-  readonly namespace: readonly string[]
-  readonly name: string
-}
-
-export interface DecisionFinding {
-  readonly rule: string
-  readonly severity: 'error' | 'warn'
-  readonly message: string
-  readonly fieldId?: number
-  readonly path?: string
-}
+import type { TableRef } from '../iceberg/rest-path.js'
 
 /** Facts of the write kept beside the queried columns. */
 export interface DecisionDetails {
@@ -38,10 +26,11 @@ export interface Decision {
   readonly time: number
   readonly requestId: string
   readonly principal?: string
-  readonly table: TableName
+  /** Levels and name; the route's `{prefix}` is not kept. */
+  readonly table: Pick<TableRef, 'namespace' | 'name'>
   readonly kind: string
   readonly verdict: Verdict
-  readonly findings: readonly DecisionFinding[]
+  readonly findings: readonly DecidedFinding[]
   /** The schema diff summary, one line per change (empty when nothing was judged). */
   readonly changes: string
   readonly override?: { readonly id: string, readonly rules: readonly string[] }
@@ -55,7 +44,7 @@ export interface Decision {
  */
 export function decisionsFromAudit (entry: AuditRecord, time: number, newId: () => string = randomUUID): Decision[] {
   const judged = entry.decided ?? []
-  const tables: Array<{ table: TableName, findings: readonly DecisionFinding[], changes: string }> = judged.length > 0
+  const tables: Array<{ table: Decision['table'], findings: readonly DecidedFinding[], changes: string }> = judged.length > 0
     ? judged.map(d => ({ table: { namespace: [...d.namespace], name: d.name }, findings: d.findings.map(plainFinding), changes: d.summary }))
     : (entry.tableRefs.length > 0 ? entry.tableRefs : [{ namespace: [], name: '' }])
         .map(t => ({ table: { namespace: [...t.namespace], name: t.name }, findings: [], changes: '' }))
@@ -83,7 +72,7 @@ export function decisionsFromAudit (entry: AuditRecord, time: number, newId: () 
   }))
 }
 
-function plainFinding (f: DecisionFinding): DecisionFinding {
+function plainFinding (f: DecidedFinding): DecidedFinding {
   return {
     rule: f.rule,
     severity: f.severity,
@@ -91,9 +80,4 @@ function plainFinding (f: DecisionFinding): DecisionFinding {
     ...(f.fieldId !== undefined ? { fieldId: f.fieldId } : {}),
     ...(f.path !== undefined ? { path: f.path } : {})
   }
-}
-
-/** Namespace levels as one comparable key (the unit separator, as the REST spec joins them). */
-export function namespaceKey (namespace: readonly string[]): string {
-  return namespace.join('\x1f')
 }

@@ -19,7 +19,7 @@ export { DecisionStore } from './decision-store.js'
 export { Revocations, withRevocation } from './revocations.js'
 
 /** The SQLite file inside the state folder. */
-export const STATE_FILE = 'decisions.sqlite'
+const STATE_FILE = 'decisions.sqlite'
 
 export interface Decisions {
   readonly store: DecisionStore
@@ -29,7 +29,7 @@ export interface Decisions {
   close (): Promise<void>
 }
 
-export interface OpenDecisionsOptions {
+interface OpenDecisionsOptions {
   readonly log: DecisionLogger
   readonly metrics?: IceguardMetrics
   /** Where webhook messages go, and how their secrets are found by name. */
@@ -39,7 +39,7 @@ export interface OpenDecisionsOptions {
   readonly revocationRefreshMs?: number
 }
 
-export function openDriver (config: Pick<Config, 'databaseUrl' | 'stateDir'>): SqlDriver {
+function openDriver (config: Pick<Config, 'databaseUrl' | 'stateDir'>): SqlDriver {
   if (config.databaseUrl !== undefined) return openPostgres(config.databaseUrl)
   return openSqlite(config.stateDir === undefined ? ':memory:' : join(config.stateDir, STATE_FILE))
 }

@@ -6,7 +6,7 @@
  */
 import type { SqlDriver } from './sql-driver.js'
 
-export interface Migration {
+interface Migration {
   readonly version: number
   readonly name: string
   readonly statements: readonly string[]

@@ -5,7 +5,7 @@
 import pg from 'pg'
 import { numberPlaceholders, type Row, type SqlDriver, type SqlExecutor } from './sql-driver.js'
 
-export interface PgOptions {
+interface PgOptions {
   /** Most connections this process opens (the commit path never waits on them). */
   readonly max?: number
   /** ms to wait for a connection before a call fails (and is retried later). */
@@ -50,7 +50,7 @@ export function openPostgres (url: string, opts: PgOptions = {}): SqlDriver {
 }
 
 /** The URL without its password, for logs. */
-export function redactUrl (url: string): string {
+function redactUrl (url: string): string {
   try {
     const u = new URL(url)
     if (u.password !== '') u.password = '***'

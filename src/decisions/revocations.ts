@@ -7,7 +7,7 @@
 import type { OverrideGrant, OverrideVerifier } from '../gate/override.js'
 import type { DecisionStore } from './decision-store.js'
 
-export interface RevocationOptions {
+interface RevocationOptions {
   /** ms between refreshes (default 2000). */
   readonly refreshMs?: number
   readonly now?: () => number

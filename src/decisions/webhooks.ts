@@ -12,13 +12,13 @@ import { createHmac, randomUUID } from 'node:crypto'
 import { request } from 'undici'
 import type { IceguardMetrics } from '../metrics/iceguard-metrics.js'
 import { decisionToWire } from '../schemas/decisions.js'
-import type { Decision, TableName } from './decision.js'
+import { tableName, type TableRef } from '../iceberg/rest-path.js'
+import type { Decision } from './decision.js'
 import { describe, type DecisionLogger } from './decision-log.js'
 import type { DecisionStore, NewOutboxMessage } from './decision-store.js'
 
-export const SIGNATURE_HEADER = 'x-iceguard-signature'
-export const WEBHOOK_EVENTS = ['denied', 'warned', 'overridden'] as const
-export type WebhookEvent = typeof WEBHOOK_EVENTS[number]
+const SIGNATURE_HEADER = 'x-iceguard-signature'
+export type WebhookEvent = 'denied' | 'warned' | 'overridden'
 
 export interface WebhookEndpoint {
   readonly url: string
@@ -29,34 +29,30 @@ export interface WebhookEndpoint {
 }
 
 /** Which event a decision is, if any: a deny, a write let through with an override, or with warnings. */
-export function eventOf (d: Decision): WebhookEvent | undefined {
+function eventOf (d: Decision): WebhookEvent | undefined {
   if (d.verdict === 'deny') return 'denied'
   if (d.override !== undefined && (d.verdict === 'allow' || d.verdict === 'warn')) return 'overridden'
   if (d.verdict === 'warn') return 'warned'
   return undefined
 }
 
-function dotted (t: TableName): string {
-  return [...t.namespace, t.name].join('.')
-}
-
 /** One line for chat: what happened to which table, by whom, and the rules. */
-export function slackText (d: Decision, event: WebhookEvent): string {
+function slackText (d: Decision, event: WebhookEvent): string {
   const rules = [...new Set(d.findings.map(f => f.rule))]
   const what = event === 'denied' ? 'denied' : event === 'overridden' ? `let through with override ${d.override?.id ?? ''}` : 'let through with warnings'
-  return `iceguard: ${d.kind} on ${dotted(d.table)} ${what}` +
+  return `iceguard: ${d.kind} on ${tableName(d.table)} ${what}` +
     `${rules.length > 0 ? ` (${rules.join(', ')})` : ''}${d.principal !== undefined ? ` by ${d.principal}` : ''}` +
     `${d.findings[0] !== undefined ? `: ${d.findings[0].message}` : ''}`
 }
 
 /** The CloudEvent JSON body of a decision. */
-export function cloudEvent (d: Decision, event: WebhookEvent, source: string): string {
+function cloudEvent (d: Decision, event: WebhookEvent, source: string): string {
   return JSON.stringify({
     specversion: '1.0',
     id: d.id,
     source,
     type: `dev.iceguard.decision.${event}`,
-    subject: dotted(d.table),
+    subject: tableName(d.table),
     time: new Date(d.time).toISOString(),
     datacontenttype: 'application/json',
     text: slackText(d, event),
@@ -64,7 +60,7 @@ export function cloudEvent (d: Decision, event: WebhookEvent, source: string): s
   })
 }
 
-export function sign (body: string, secret: string): string {
+function sign (body: string, secret: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`
 }
 
@@ -72,7 +68,7 @@ export interface WebhookRouting {
   /** ICEGUARD_WEBHOOK_URL and the variable of its secret. */
   readonly global?: WebhookEndpoint
   /** Endpoints the policy names for a table's scopes. */
-  readonly forTable?: (table: TableName) => readonly WebhookEndpoint[]
+  readonly forTable?: (table: TableRef) => readonly WebhookEndpoint[]
   /** CloudEvents `source`: the server's public URL, or `urn:iceguard`. */
   readonly source?: string
 }
@@ -100,7 +96,7 @@ export function webhookMessages (routing: WebhookRouting) {
   }
 }
 
-export interface DelivererOptions {
+interface DelivererOptions {
   readonly store: DecisionStore
   readonly log: DecisionLogger
   /** A signing secret by the name a message carries (`secretRef`). */

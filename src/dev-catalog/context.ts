@@ -3,9 +3,9 @@ import { ERRORS, GateError } from '../errors.js'
 import { readStringMap } from '../iceberg/json-values.js'
 import type { ApplyIssue } from '../iceberg/metadata-builder.js'
 import type { ParseIssue } from '../iceberg/types.js'
-import { namespaceName, tableName } from '../iceberg/rest-path.js'
+import { namespaceName, namespaceSegment, tableName } from '../iceberg/rest-path.js'
 import type { KeyedLock } from './lock.js'
-import { nsKey, tableKey, type CatalogState, type CatalogStore, type NamespaceRecord, type TableRecord, type ViewRecord } from './store.js'
+import { tableKey, type CatalogState, type CatalogStore, type NamespaceRecord, type TableRecord, type ViewRecord } from './store.js'
 
 /** What every handler gets: the store, the table locks and the parsed request. */
 export interface CatalogContext {
@@ -49,7 +49,7 @@ export function stringMap (raw: unknown, what: string): Record<string, string> {
  * (ValidationException 400, CommitFailedException 409, otherwise BadRequestException 400),
  * as the reference server maps the exception a builder throws.
  */
-export function issueError (issue: ApplyIssue | ParseIssue): GateError {
+function issueError (issue: ApplyIssue | ParseIssue): GateError {
   const exception = (issue as ApplyIssue).exception
   const def = exception === 'ValidationException' ? ERRORS.VALIDATION : exception === 'CommitFailedException' ? ERRORS.COMMIT_CONFLICT : ERRORS.BAD_REQUEST
   return new GateError(def, issue.message)
@@ -62,7 +62,7 @@ export function failOnIssues (issues: ReadonlyArray<ApplyIssue | ParseIssue>): v
 }
 
 export function requireNamespace (state: CatalogState, ns: readonly string[]): NamespaceRecord {
-  const record = state.namespaces.get(nsKey(ns))
+  const record = state.namespaces.get(namespaceSegment(ns))
   if (record === undefined) throw new GateError(ERRORS.NO_SUCH_NAMESPACE, `Namespace does not exist: ${namespaceName(ns)}`)
   return record
 }

@@ -1,9 +1,9 @@
 import { ERRORS, GateError } from '../errors.js'
 import { isObject } from '../iceberg/json-values.js'
-import { NAMESPACE_SEPARATOR, namespaceName as nsName } from '../iceberg/rest-path.js'
+import { namespaceLevels, namespaceName as nsName, namespaceSegment } from '../iceberg/rest-path.js'
 import { badRequest, type CatalogContext, type CatalogRequest, json, noContent, type Reply, requireNamespace, stringMap } from './context.js'
 import { paginate } from './paging.js'
-import { checkNamespace, nsKey } from './store.js'
+import { checkNamespace } from './store.js'
 
 /** Namespace routes (spec: listNamespaces, createNamespace, load/exists/drop, updateProperties). */
 
@@ -11,12 +11,12 @@ export function listNamespaces (ctx: CatalogContext, req: CatalogRequest): Reply
   const state = ctx.store.state
   const rawParent = req.query.get('parent')
   // `parent` is form-decoded already; its levels are joined by the unit separator, like the path.
-  const parent = rawParent === null || rawParent === '' ? [] : rawParent.split(NAMESPACE_SEPARATOR)
+  const parent = rawParent === null || rawParent === '' ? [] : namespaceLevels(rawParent)
   if (parent.length > 0) requireNamespace(state, parent)
   const children = [...state.namespaces.values()]
     .filter(n => n.levels.length === parent.length + 1 && parent.every((level, i) => n.levels[i] === level))
     .map(n => n.levels)
-  const { page, next } = paginate(children, nsKey, req.query)
+  const { page, next } = paginate(children, namespaceSegment, req.query)
   return json({ namespaces: page, 'next-page-token': next ?? null })
 }
 
@@ -26,11 +26,11 @@ export async function createNamespace (ctx: CatalogContext, req: CatalogRequest)
   const levels = checkNamespace(body.namespace)
   const properties = stringMap(body.properties, 'namespace properties')
   await ctx.store.update(draft => {
-    if (draft.namespaces.has(nsKey(levels))) throw new GateError(ERRORS.ALREADY_EXISTS, `Namespace already exists: ${nsName(levels)}`)
-    if (levels.length > 1 && !draft.namespaces.has(nsKey(levels.slice(0, -1)))) {
+    if (draft.namespaces.has(namespaceSegment(levels))) throw new GateError(ERRORS.ALREADY_EXISTS, `Namespace already exists: ${nsName(levels)}`)
+    if (levels.length > 1 && !draft.namespaces.has(namespaceSegment(levels.slice(0, -1)))) {
       throw new GateError(ERRORS.NO_SUCH_NAMESPACE, `Cannot create namespace ${nsName(levels)}: parent namespace ${nsName(levels.slice(0, -1))} does not exist`)
     }
-    draft.namespaces.set(nsKey(levels), { levels, properties })
+    draft.namespaces.set(namespaceSegment(levels), { levels, properties })
   })
   return json({ namespace: levels, properties })
 }
@@ -49,10 +49,10 @@ export async function dropNamespace (ctx: CatalogContext, req: CatalogRequest): 
   const levels = req.namespace
   await ctx.store.update(draft => {
     requireNamespace(draft, levels)
-    const key = nsKey(levels)
-    const tables = [...draft.tables.values()].filter(t => nsKey(t.namespace) === key).length
-    const views = [...draft.views.values()].filter(v => nsKey(v.namespace) === key).length
-    const children = [...draft.namespaces.values()].filter(n => n.levels.length > levels.length && nsKey(n.levels.slice(0, levels.length)) === key).length
+    const key = namespaceSegment(levels)
+    const tables = [...draft.tables.values()].filter(t => namespaceSegment(t.namespace) === key).length
+    const views = [...draft.views.values()].filter(v => namespaceSegment(v.namespace) === key).length
+    const children = [...draft.namespaces.values()].filter(n => n.levels.length > levels.length && namespaceSegment(n.levels.slice(0, levels.length)) === key).length
     if (tables + views + children > 0) {
       throw new GateError(ERRORS.NAMESPACE_NOT_EMPTY, `Namespace ${nsName(levels)} is not empty: it contains ${tables} table(s), ${views} view(s) and ${children} namespace(s)`)
     }
@@ -86,7 +86,7 @@ export async function updateNamespaceProperties (ctx: CatalogContext, req: Catal
       }
     }
     for (const key of Object.keys(updates)) properties[key] = updates[key] as string
-    draft.namespaces.set(nsKey(levels), { levels: record.levels, properties })
+    draft.namespaces.set(namespaceSegment(levels), { levels: record.levels, properties })
     return json({ updated: Object.keys(updates), removed, missing })
   })
 }

@@ -9,9 +9,9 @@ import { commitView, createView, dropView, listViews, loadView, registerView, re
  * The route table: paths after `/v1/{prefix}` (the prefix is optional), `:ns` and `:table`
  * segments, and a handler per method. `endpoint` is the spec's spelling for `/v1/config`.
  */
-export type Handler = (ctx: CatalogContext, req: CatalogRequest) => Reply | Promise<Reply>
+type Handler = (ctx: CatalogContext, req: CatalogRequest) => Reply | Promise<Reply>
 
-export interface Route {
+interface Route {
   readonly path: readonly string[]
   readonly methods: Readonly<Record<string, Handler>>
   /** Advertised in `/v1/config` endpoints. */
@@ -20,7 +20,7 @@ export interface Route {
 
 const notSupported = (what: string): Handler => () => { throw new GateError(ERRORS.UNSUPPORTED_OPERATION, `${what} is not supported by the embedded catalog`) }
 
-export const ROUTES: readonly Route[] = [
+const ROUTES: readonly Route[] = [
   { path: ['namespaces'], methods: { GET: listNamespaces, POST: createNamespace }, advertise: true },
   { path: ['namespaces', ':ns'], methods: { GET: loadNamespace, HEAD: namespaceExists, DELETE: dropNamespace }, advertise: true },
   { path: ['namespaces', ':ns', 'properties'], methods: { POST: updateNamespaceProperties }, advertise: true },

@@ -20,7 +20,7 @@ export interface RecordedRequest {
   body: Buffer
 }
 
-export interface CatalogServerOptions {
+interface CatalogServerOptions {
   store: CatalogStore
   locks: KeyedLock
   prefix?: string

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { ERRORS, GateError } from '../errors.js'
 import { parseJsonText } from '../iceberg/json-text.js'
 import { isObject, own, readStringMap } from '../iceberg/json-values.js'
-import { NAMESPACE_SEPARATOR } from '../iceberg/rest-path.js'
+import { namespaceSegment, type TableRef } from '../iceberg/rest-path.js'
 import { parseWholeTableMetadata, tableMetadataChunks } from '../iceberg/table-metadata.js'
 import type { ViewMetadata, WholeTableMetadata } from '../iceberg/types.js'
 import { parseViewMetadata, viewMetadataChunks } from '../iceberg/view-metadata.js'
@@ -22,7 +22,7 @@ import { KeyedLock } from './lock.js'
  */
 
 export interface NamespaceRecord { readonly levels: readonly string[], readonly properties: Readonly<Record<string, string>> }
-export interface TableRecord { readonly namespace: readonly string[], readonly name: string, readonly metadataLocation: string }
+export interface TableRecord extends Pick<TableRef, 'namespace' | 'name'> { readonly metadataLocation: string }
 /** A view has the same record as a table: its identifier and its current view metadata file. */
 export type ViewRecord = TableRecord
 export interface CatalogState {
@@ -42,7 +42,7 @@ const CACHE_MAX = 512
 const CACHE_MAX_CHARS = 32 * 1024 * 1024
 const VERSION = /^(\d+)-.*\.metadata\.json$/
 
-export interface StoreOptions { root: string, memory: boolean }
+interface StoreOptions { root: string, memory: boolean }
 
 /**
  * Names become folder names in the warehouse, so a name must never be able to leave its folder:
@@ -64,9 +64,8 @@ export function checkNamespace (levels: unknown): string[] {
   return levels.map(level => checkName('namespace', level))
 }
 
-export const nsKey = (ns: readonly string[]): string => ns.join(NAMESPACE_SEPARATOR)
 // NUL cannot occur in a checked name, so it separates namespace and name unambiguously.
-export const tableKey = (ns: readonly string[], name: string): string => `${nsKey(ns)}\u0000${name}`
+export const tableKey = (ns: readonly string[], name: string): string => `${namespaceSegment(ns)}\u0000${name}`
 
 /** A map used as a least-recently-used cache bounded by entry count and by the text size of its entries. */
 class SizedCache<V> {
@@ -337,7 +336,7 @@ export class CatalogStore {
     const views = new Map<string, ViewRecord>()
     for (const n of raw.namespaces ?? []) {
       const r = n as { namespace: string[], properties?: unknown }
-      namespaces.set(nsKey(r.namespace), { levels: r.namespace, properties: readStringMap(r.properties) ?? Object.create(null) })
+      namespaces.set(namespaceSegment(r.namespace), { levels: r.namespace, properties: readStringMap(r.properties) ?? Object.create(null) })
     }
     for (const t of raw.tables ?? []) {
       const r = t as { namespace: string[], name: string, 'metadata-location': string }
@@ -362,7 +361,7 @@ export class CatalogStore {
   }
 }
 
-export const byteLength = (chunks: readonly Buffer[]): number => chunks.reduce((n, c) => n + c.length, 0)
+const byteLength = (chunks: readonly Buffer[]): number => chunks.reduce((n, c) => n + c.length, 0)
 
 /** Write to a temp file in the same folder, fsync, rename over the target, fsync the folder. */
 async function writeAtomically (file: string, chunks: readonly Buffer[]): Promise<void> {

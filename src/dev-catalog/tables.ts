@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { ERRORS, GateError } from '../errors.js'
 import { isObject } from '../iceberg/json-values.js'
 import { newTableMetadata } from '../iceberg/new-table.js'
-import { tableName } from '../iceberg/rest-path.js'
+import { namespaceSegment, tableName } from '../iceberg/rest-path.js'
 import { tableMetadataChunks } from '../iceberg/table-metadata.js'
 import {
   assertNameFree, badRequest, type CatalogContext, type CatalogRequest, failOnIssues, json, noContent, type Reply,
@@ -10,15 +10,15 @@ import {
 } from './context.js'
 import { etagFor, loadResult, matchesEtag, objectChunks, type SnapshotMode } from './load-result.js'
 import { paginate } from './paging.js'
-import { type CatalogState, checkName, checkNamespace, nsKey, tableKey } from './store.js'
+import { type CatalogState, checkName, checkNamespace, tableKey } from './store.js'
 
 /** Table routes other than commits: list, create (and stage-create), load, exists, drop, rename, register. */
 
 export function listTables (ctx: CatalogContext, req: CatalogRequest): Reply {
   const state = ctx.store.state
   requireNamespace(state, req.namespace)
-  const key = nsKey(req.namespace)
-  const names = [...state.tables.values()].filter(t => nsKey(t.namespace) === key).map(t => t.name)
+  const key = namespaceSegment(req.namespace)
+  const names = [...state.tables.values()].filter(t => namespaceSegment(t.namespace) === key).map(t => t.name)
   const { page, next } = paginate(names, name => name, req.query)
   return json({ identifiers: page.map(name => ({ namespace: req.namespace, name })), 'next-page-token': next ?? null })
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { ERRORS, GateError } from '../errors.js'
 import { isObject } from '../iceberg/json-values.js'
 import { checkViewRequirements, requirementIssues } from '../iceberg/requirements.js'
-import { tableName } from '../iceberg/rest-path.js'
+import { namespaceSegment, tableName } from '../iceberg/rest-path.js'
 import { updateIssues } from '../iceberg/table-update.js'
 import type { ViewMetadata } from '../iceberg/types.js'
 import { newViewMetadata, ViewMetadataBuilder } from '../iceberg/view-metadata-builder.js'
@@ -12,7 +12,7 @@ import {
 } from './context.js'
 import { objectChunks } from './load-result.js'
 import { paginate } from './paging.js'
-import { type CatalogState, checkName, nsKey, tableKey } from './store.js'
+import { type CatalogState, checkName, tableKey } from './store.js'
 import { identifier, resolveMetadataLocation } from './tables.js'
 
 /**
@@ -31,8 +31,8 @@ const viewResult = (ctx: CatalogContext, metadataLocation: string, metadata: Vie
 export function listViews (ctx: CatalogContext, req: CatalogRequest): Reply {
   const state = ctx.store.state
   requireNamespace(state, req.namespace)
-  const key = nsKey(req.namespace)
-  const names = [...state.views.values()].filter(v => nsKey(v.namespace) === key).map(v => v.name)
+  const key = namespaceSegment(req.namespace)
+  const names = [...state.views.values()].filter(v => namespaceSegment(v.namespace) === key).map(v => v.name)
   const { page, next } = paginate(names, name => name, req.query)
   return json({ identifiers: page.map(name => ({ namespace: req.namespace, name })), 'next-page-token': next ?? null })
 }

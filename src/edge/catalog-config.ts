@@ -25,7 +25,7 @@ export function rewriteCatalogConfig (config: unknown, publicUrl: string | undef
 /** Headers that describe the upstream's body, which is replaced. */
 const BODY_HEADERS = new Set(['content-length', 'content-encoding', 'etag', 'content-md5', 'digest', 'content-type', 'transfer-encoding'])
 
-export interface ConfigAnswer {
+interface ConfigAnswer {
   readonly statusCode: number
   readonly headers: Record<string, string | string[]>
   readonly body: Buffer

@@ -21,6 +21,7 @@
  * rewritten (docs/security.md). When the target is already canonical (every real client's
  * request) the received string itself is forwarded.
  */
+import { namespaceLevels } from '../iceberg/rest-path.js'
 import { canonicalTarget, printable } from './request-target.js'
 import { REST_ROUTES, type GatedKind, type RestRoute } from './rest-routes.js'
 
@@ -168,7 +169,7 @@ function gated (method: string, raw: string, target: string, match: CompiledRout
     const value = decodePathSegment(text)
     if (value === undefined) return refused(method, raw, `the ${name} segment ("${printable(text)}") does not decode to UTF-8 text`)
     if (name === 'prefix') prefix = value
-    else if (name === 'namespace') namespace = value.split('\x1f')
+    else if (name === 'namespace') namespace = namespaceLevels(value)
     else table = value
   }
   return {

@@ -18,9 +18,9 @@ import { hasContentCoding, needsGate } from '../json/commit-scan.js'
 import { readBody } from './read-body.js'
 import { routeOf, setPreReadBody } from './request-state.js'
 
-export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void
+type RequestListener = (req: IncomingMessage, res: ServerResponse) => void
 
-export interface FrontDoorOptions {
+interface FrontDoorOptions {
   readonly forwarder: StreamForwarder
   readonly bodyLimit: number
   /** Fastify's request handler. */

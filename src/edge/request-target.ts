@@ -32,7 +32,7 @@
  * Route words are lower-cased by the classifier (src/edge/classify.ts), which knows where they are.
  */
 
-export interface TargetRefusal {
+interface TargetRefusal {
   /** Completes "the request target …": what is wrong, for the client's error message. */
   readonly refused: string
 }

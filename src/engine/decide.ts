@@ -46,12 +46,17 @@ export function decide (input: DecideInput): DecideResult {
  * stacks, explanations, the CLI.
  */
 export function findingLine (f: Finding, table?: string): string {
+  return `${findingHead(f, table)}: ${f.message}`
+}
+
+/** The line without the message (`Iceguard-Warnings` header): `table: RULE (path, field id N, old -> new)`. */
+export function findingHead (f: Finding, table?: string): string {
   const where: string[] = []
   if (f.path !== undefined) where.push(f.path)
   if (f.fieldId !== undefined) where.push(`field id ${f.fieldId}`)
   if (f.oldType !== undefined || f.newType !== undefined) where.push(`${f.oldType ?? 'none'} -> ${f.newType ?? 'none'}`)
   const scope = table === undefined ? '' : `${table}: `
-  return `${scope}${f.rule}${where.length > 0 ? ` (${where.join(', ')})` : ''}: ${f.message}`
+  return `${scope}${f.rule}${where.length > 0 ? ` (${where.join(', ')})` : ''}`
 }
 
 /**

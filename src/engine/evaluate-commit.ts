@@ -32,14 +32,14 @@ export interface Evaluation {
   readonly explanation: string
 }
 
-export interface CommitInput {
+interface CommitInput {
   readonly base?: TableMetadata
   readonly request: { readonly requirements?: unknown[], readonly updates?: unknown[] }
   readonly settings: RuleSettings
   readonly target?: 'table' | 'view'
 }
 
-export interface CreateInput {
+interface CreateInput {
   /** A CreateTableRequest body. */
   readonly request: unknown
   readonly settings: RuleSettings
@@ -60,7 +60,7 @@ function hasRequirement (requirements: readonly unknown[], type: string): boolea
  * remove-snapshot-ref main and no assert-current-schema-id. A revert switches to an
  * existing older schema (pyiceberg and Java send exactly that when an evolution equals an old schema).
  */
-export function detectFlow (base: TableMetadata | undefined, requirements: readonly unknown[], updates: readonly unknown[], applied: ApplyResult, target: 'table' | 'view'): CommitFlow {
+function detectFlow (base: TableMetadata | undefined, requirements: readonly unknown[], updates: readonly unknown[], applied: ApplyResult, target: 'table' | 'view'): CommitFlow {
   if (target === 'view') return 'view'
   if (hasRequirement(requirements, 'assert-create')) return 'staged-create'
   if (base === undefined) return 'create'

@@ -20,7 +20,7 @@ import type { TableMetadata } from '../iceberg/types.js'
 import type { EvolveResult } from './apply-changes.js'
 import { NAME_MAPPING_PROPERTY } from './name-mapping.js'
 
-export interface CommitTableRequestJson {
+interface CommitTableRequestJson {
   identifier?: { namespace: string[], name: string }
   requirements: Array<Record<string, unknown>>
   updates: Array<Record<string, unknown>>

@@ -26,7 +26,7 @@ interface Added { readonly id: number, readonly name: string, readonly type: Ice
 /** Parent key of top-level fields (Java uses -1 as well). */
 const ROOT = -1
 
-export type NameMappingUpdate =
+type NameMappingUpdate =
   | { readonly changed: false }
   | { readonly changed: true, readonly text: string }
   | { readonly changed: false, readonly problem: string }

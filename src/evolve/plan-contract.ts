@@ -25,7 +25,7 @@ export interface Unresolved {
   readonly message: string
 }
 
-export interface ContractPlan {
+interface ContractPlan {
   readonly changes: SchemaChangeOp[]
   readonly unresolved: Unresolved[]
 }

@@ -60,15 +60,6 @@ export type Slot =
   | { readonly kind: 'key', readonly path: string, readonly map: WMap }
   | { readonly kind: 'value', readonly path: string, readonly map: WMap }
 
-export function slotId (s: Slot): number {
-  switch (s.kind) {
-    case 'field': return s.field.id
-    case 'element': return s.list.elementId
-    case 'key': return s.map.keyId
-    case 'value': return s.map.valueId
-  }
-}
-
 export function slotType (s: Slot): WType {
   switch (s.kind) {
     case 'field': return s.field.type
@@ -84,15 +75,6 @@ export function setSlotType (s: Slot, t: WType): void {
     case 'element': s.list.element = t; return
     case 'key': s.map.key = t; return
     case 'value': s.map.value = t
-  }
-}
-
-export function slotRequired (s: Slot): boolean {
-  switch (s.kind) {
-    case 'field': return s.field.required
-    case 'element': return s.list.elementRequired
-    case 'key': return true
-    case 'value': return s.map.valueRequired
   }
 }
 

@@ -17,7 +17,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import type { TableMetadata } from '../iceberg/types.js'
 import { createSizedLru } from './sized-lru.js'
 
-export interface BaseCacheOptions {
+interface BaseCacheOptions {
   /** Most entries kept. Default 1000. */
   readonly maxEntries?: number
   /** Most bytes of upstream answers the kept entries were parsed from. Default 64 MiB. */

@@ -37,9 +37,9 @@ import { spliceRequirements } from '../json/splice-requirements.js'
 import { checkOverrideToken, OVERRIDE_HEADER, type OverrideGrant, type OverrideVerifier } from './override.js'
 import { ruleLinkBase } from './rule-link-base.js'
 
-export type { BaseLoad, GateConfig, GatedKind, GateIdent, GateOutcome, RegistrationCheck, TableRef, UpstreamAnswer }
+export type { BaseLoad, GateConfig, GatedKind, GateIdent, GateOutcome, RegistrationCheck }
 
-export interface GateInput {
+interface GateInput {
   readonly kind: GatedKind
   readonly ident: GateIdent
   readonly rawBody: Buffer
@@ -51,7 +51,7 @@ export interface GateInput {
   readonly principal?: string
 }
 
-export interface GateDeps {
+interface GateDeps {
   /**
    * GET …/tables/{t}?snapshots=refs with the caller's headers. Throws when the upstream cannot be
    * reached. The request is sent before the returned promise is.
@@ -77,7 +77,7 @@ export interface GateDeps {
   readonly onError?: (err: unknown) => void
 }
 
-export const WARNINGS_HEADER = 'x-iceguard-warnings'
+const WARNINGS_HEADER = 'x-iceguard-warnings'
 
 /** Headers of the caller that must not travel on the gate's own base-metadata GET. */
 const NOT_ON_BASE_LOAD = new Set([
@@ -382,7 +382,7 @@ async function forwardOnce (body: Buffer, deps: GateDeps): Promise<GateOutcome> 
  * whether the request left (`sent`); only then is the outcome unknown (502, or 504 on a timeout).
  * Before that, nothing reached the catalog: 503 with Retry-After, safe to retry.
  */
-export function forwardFailure (err: unknown, deps: GateDeps): GateAnswer {
+function forwardFailure (err: unknown, deps: GateDeps): GateAnswer {
   const e = (typeof err === 'object' && err !== null ? err : {}) as { sent?: unknown, failure?: unknown, statusCode?: unknown, code?: unknown }
   if (e.sent === false) {
     return upstreamUnavailable(`Cannot forward commit: the upstream catalog is unreachable (${describeError(err)})`, deps.config.retryAfter)

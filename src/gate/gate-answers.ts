@@ -8,7 +8,7 @@
 import { errorBody, ERRORS, type ErrorDef, type IcebergErrorResponse } from '../errors.js'
 import { ruleDoc } from '../engine/rules/index.js'
 import type { Finding } from '../engine/rules/rule.js'
-import { findingLine } from '../engine/decide.js'
+import { findingHead, findingLine } from '../engine/decide.js'
 
 /** Seconds a client should wait before retrying a commit the gate could not judge. */
 const RETRY_AFTER_SECONDS = 1
@@ -78,13 +78,7 @@ export function badRequest (message: string): GateAnswer {
  */
 export function warningsHeader (findings: ReadonlyArray<{ readonly table?: string, readonly finding: Finding }>, max = 2048): string | undefined {
   if (findings.length === 0) return undefined
-  const parts = findings.map(({ table, finding: f }) => {
-    const where: string[] = []
-    if (f.path !== undefined) where.push(f.path)
-    if (f.fieldId !== undefined) where.push(`field id ${f.fieldId}`)
-    if (f.oldType !== undefined || f.newType !== undefined) where.push(`${f.oldType ?? 'none'} -> ${f.newType ?? 'none'}`)
-    return `${table !== undefined ? `${table}: ` : ''}${f.rule}${where.length > 0 ? ` (${where.join(', ')})` : ''}`
-  })
+  const parts = findings.map(({ table, finding }) => findingHead(finding, table))
   let out = ''
   for (let i = 0; i < parts.length; i++) {
     const next = headerSafe(parts[i] ?? '')

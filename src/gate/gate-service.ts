@@ -7,14 +7,15 @@ import type { IncomingHttpHeaders } from 'node:http'
 import type { AuditSink } from '../audit/audit-log.js'
 import type { RuleSettings } from '../engine/rules/rule.js'
 import type { UpstreamClient } from '../upstream/undici/client.js'
-import { baseLoadHeaders, gateCommit, type BaseLoad, type GateConfig, type GateIdent, type GatedKind, type GateOutcome, type RegistrationCheck, type TableRef } from './commit-gate.js'
+import { baseLoadHeaders, gateCommit, type BaseLoad, type GateConfig, type GateIdent, type GatedKind, type GateOutcome, type RegistrationCheck } from './commit-gate.js'
+import type { TableRef } from '../iceberg/rest-path.js'
 import { countBaseLoads } from '../metrics/gate-metrics.js'
 import { createBaseCache, type BaseCache } from './base-cache.js'
 import { cachedBase, upstreamTableLoader } from './load-base.js'
 import { createSchemaTexts, type SchemaTexts } from '../gate/schema-texts.js'
 import { OVERRIDE_HEADER, overrideVerifier, type OverrideVerifier } from './override.js'
 
-export interface GateServiceOptions {
+interface GateServiceOptions {
   readonly client: UpstreamClient
   /** Effective rule settings of a table (the policy store's `resolve`). */
   readonly settingsFor: (table: TableRef) => RuleSettings

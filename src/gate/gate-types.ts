@@ -7,8 +7,6 @@ import type { TableMetadata } from '../iceberg/types.js'
 import type { TableRef } from '../iceberg/rest-path.js'
 import type { GateAnswer } from './gate-answers.js'
 
-export type { TableRef }
-
 /**
  * The writes the gate judges. Every route of the REST route table (src/edge/rest-routes.ts) that
  * can change what a table or view holds is one of these; everything else is passed through.

@@ -40,7 +40,7 @@ export interface MissingRequirement {
 }
 
 /** What the gate knows about the evaluated commit, as far as requirements go. */
-export interface EvaluatedChange {
+interface EvaluatedChange {
   readonly flow: CommitFlow
   readonly schemaTouched: boolean
   readonly changes: readonly Change[]

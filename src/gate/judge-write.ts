@@ -14,7 +14,7 @@
  */
 import type { DecidedTable } from '../audit/audit-log.js'
 import { isObject } from '../iceberg/json-values.js'
-import { tableName, type TableRef } from '../iceberg/rest-path.js'
+import { readTableIdentifier, sameTable, tableName, type TableRef } from '../iceberg/rest-path.js'
 import type { ParseIssue, TableMetadata } from '../iceberg/types.js'
 import { parseViewVersion } from '../iceberg/view-metadata.js'
 import type { Finding, RuleSettings, Verdict } from '../engine/rules/rule.js'
@@ -50,7 +50,7 @@ export interface Write {
 }
 
 /** A write refused before any base was needed. */
-export interface EarlyRefusal {
+interface EarlyRefusal {
   readonly refusal: GateAnswer
   /** The tables the write named, when it named them. */
   readonly tables: readonly TableRef[]
@@ -115,7 +115,7 @@ function readTableCommit (kind: GatedKind, ident: GateIdent, body: JsonBody): { 
   // The Java client omits the identifier on single-table commits; when present it must name the
   // path's table. It is optional here, and Java reads a null identifier as absent (hasNonNull).
   if (body.identifier !== undefined && body.identifier !== null) {
-    const id = readIdentifier(body.identifier)
+    const id = readTableIdentifier(body.identifier)
     if ('problem' in id) {
       return refused(`Cannot commit to ${tableName(table)}: the body's identifier ${id.problem}`, tables)
     }
@@ -134,7 +134,7 @@ function readTransaction (kind: GatedKind, ident: GateIdent, body: JsonBody): { 
   }
   const entries: WriteEntry[] = []
   for (const [i, change] of changes.entries()) {
-    const id = isObject(change) ? readIdentifier(change.identifier) : { problem: 'is missing (the change is not an object)' }
+    const id = isObject(change) ? readTableIdentifier(change.identifier) : { problem: 'is missing (the change is not an object)' }
     if (!isObject(change) || 'problem' in id) {
       // Java CommitTransactionRequest.validate(): every change names its table.
       return refused(`Cannot commit transaction: table identifier is required (table-changes[${i}].identifier ${'problem' in id ? id.problem : 'is missing'})`, [])
@@ -294,24 +294,8 @@ export function expectsNoTable (request: JsonBody): boolean {
   return Array.isArray(reqs) && reqs.some(r => isObject(r) && typeof r.type === 'string' && r.type.toLowerCase() === 'assert-create')
 }
 
-function sameTable (a: Pick<TableRef, 'namespace' | 'name'>, b: Pick<TableRef, 'namespace' | 'name'>): boolean {
-  return a.name === b.name && a.namespace.length === b.namespace.length && a.namespace.every((level, i) => level === b.namespace[i])
-}
-
 function refused (message: string, tables: readonly TableRef[], flows: readonly string[] = []): EarlyRefusal {
   return { refusal: answer(ERRORS.BAD_REQUEST, message), tables, flows }
-}
-
-/** A TableIdentifier: both members are required by the spec, so a null in either is named. */
-function readIdentifier (v: unknown): { namespace: string[], name: string } | { problem: string } {
-  if (!isObject(v)) return { problem: v === undefined ? 'is missing' : v === null ? 'is null' : 'must be an object' }
-  const ns = v.namespace
-  const name = v.name
-  if (!Array.isArray(ns) || !ns.every(p => typeof p === 'string')) {
-    return { problem: `namespace ${ns === null ? 'is null (required)' : ns === undefined ? 'is missing' : 'must be an array of strings'}` }
-  }
-  if (typeof name !== 'string' || name === '') return { problem: `name ${name === null ? 'is null (required)' : 'must be a non-empty string'}` }
-  return { namespace: ns as string[], name }
 }
 
 function unique<T> (items: readonly T[]): T[] {

@@ -11,16 +11,17 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { ERRORS, type ErrorDef } from '../errors.js'
 import { markServed } from '../iceberg/history-store.js'
 import { parseTableMetadata } from '../iceberg/parse.js'
+import { tableName, type TableRef } from '../iceberg/rest-path.js'
 import type { TableMetadata } from '../iceberg/types.js'
 import { baseCacheKey, type BaseCache } from './base-cache.js'
-import type { BaseLoad, TableRef, UpstreamAnswer } from './gate-types.js'
+import type { BaseLoad, UpstreamAnswer } from './gate-types.js'
 import { isObject } from '../iceberg/json-values.js'
 import { answer } from './gate-answers.js'
 import { readBaseText } from '../json/read-base.js'
 import type { SchemaTexts } from '../gate/schema-texts.js'
 
 /** Sends one GET to the upstream on a path relative to its base URL. Throws on transport failure. */
-export type UpstreamGet = (path: string, headers: IncomingHttpHeaders) => Promise<UpstreamAnswer>
+type UpstreamGet = (path: string, headers: IncomingHttpHeaders) => Promise<UpstreamAnswer>
 
 /** `/v1/[{prefix}/]namespaces/{ns}/tables/{t}`: levels joined by the unit separator, each encoded. */
 export function tablePath (table: TableRef): string {
@@ -65,7 +66,7 @@ export function upstreamTableLoader (get: UpstreamGet, cache?: BaseCache, texts?
     if (dots !== undefined) {
       // Nothing is sent: answered like an upstream refusal, which the gate and the admin API relay.
       return refusal(ERRORS.BAD_REQUEST,
-        `Cannot load table ${[...table.namespace, table.name].join('.')}: "${dots}" is not usable as a namespace or table name (it would be a dot segment in the request path)`)
+        `Cannot load table ${tableName(table)}: "${dots}" is not usable as a namespace or table name (it would be a dot segment in the request path)`)
     }
     const path = baseLoadPath(table)
     // The gate reads this body itself: never let the caller's Accept-Encoding (Java's Apache
@@ -105,7 +106,7 @@ async function getOrTooLarge (get: UpstreamGet, table: TableRef, path: string, h
     const tooLarge = [err, (err as { cause?: unknown } | undefined)?.cause].find(e => (e as { code?: unknown } | undefined)?.code === 'ICEGUARD_RESPONSE_TOO_LARGE')
     if (tooLarge === undefined) throw err
     return refusal(ERRORS.BASE_TOO_LARGE,
-      `Cannot judge a commit to table ${[...table.namespace, table.name].join('.')}: its metadata is larger than the gate reads whole ` +
+      `Cannot judge a commit to table ${tableName(table)}: its metadata is larger than the gate reads whole ` +
       `(${String((tooLarge as { message?: unknown }).message)}); nothing was committed. Raise --upstream-max-response (ICEGUARD_UPSTREAM_MAX_RESPONSE) above the size of the table's loadTable answer`)
   }
 }
@@ -117,7 +118,7 @@ function refusal (error: ErrorDef, message: string): BaseLoad {
 }
 
 /** Where a table's schemas from its previous read are kept (`schema-texts.ts`), and under which key. */
-export interface SchemaReuse {
+interface SchemaReuse {
   readonly texts: SchemaTexts
   readonly key: string
 }

@@ -9,6 +9,7 @@
  */
 import type { Evaluation } from '../engine/evaluate-commit.js'
 import type { Finding, RuleSettings } from '../engine/rules/rule.js'
+import { tableName, type TableRef } from '../iceberg/rest-path.js'
 import { OVERRIDE_HEADER, verifyOverride, withOverride } from '../policy/override-token.js'
 
 export { OVERRIDE_HEADER }
@@ -22,9 +23,7 @@ export interface OverrideGrant {
   readonly expiresAt: string
 }
 
-type TableName = { readonly namespace: readonly string[], readonly name: string }
-
-export type OverrideVerifier = (token: string, table: TableName) =>
+export type OverrideVerifier = (token: string, table: TableRef) =>
   | { readonly ok: true, readonly grant: OverrideGrant }
   | { readonly ok: false, readonly error: string }
 
@@ -32,8 +31,7 @@ export type OverrideVerifier = (token: string, table: TableName) =>
 export function overrideVerifier (secret: string | undefined, now: () => Date = () => new Date()): OverrideVerifier | undefined {
   if (secret === undefined || secret === '') return undefined
   return (token, table) => {
-    const dotted = [...table.namespace, table.name].join('.')
-    const result = verifyOverride(token, { table: dotted, secret, now: now() })
+    const result = verifyOverride(token, { table: tableName(table), secret, now: now() })
     if (!result.ok) return { ok: false, error: result.error }
     return { ok: true, grant: { id: result.id, table: result.table, rules: result.rules, reason: result.reason, expiresAt: result.expiresAt.toISOString() } }
   }
@@ -47,7 +45,7 @@ export function overrideVerifier (secret: string | undefined, now: () => Date = 
 export function checkOverrideToken (
   header: string | string[] | undefined,
   verify: OverrideVerifier | undefined,
-  tables: readonly TableName[]
+  tables: readonly TableRef[]
 ): { readonly grant?: OverrideGrant } | { readonly refusal: string } {
   const token = (Array.isArray(header) ? header[0] : header)?.trim()
   if (token === undefined || token === '') return {}
@@ -68,8 +66,8 @@ function overrideRefusal (problem: string): string {
 }
 
 /** The grant when it is for this very table; a transaction's other tables are judged without it. */
-export function grantFor (grant: OverrideGrant | undefined, table: TableName): OverrideGrant | undefined {
-  return grant !== undefined && grant.table === [...table.namespace, table.name].join('.') ? grant : undefined
+export function grantFor (grant: OverrideGrant | undefined, table: TableRef): OverrideGrant | undefined {
+  return grant !== undefined && grant.table === tableName(table) ? grant : undefined
 }
 
 /**
@@ -80,7 +78,7 @@ export function grantFor (grant: OverrideGrant | undefined, table: TableName): O
 export function evaluateUnder (
   settings: RuleSettings,
   grant: OverrideGrant | undefined,
-  table: TableName,
+  table: TableRef,
   evaluate: (settings: RuleSettings) => Evaluation
 ): Evaluation & { readonly override?: OverrideGrant } {
   const applied = grantFor(grant, table)

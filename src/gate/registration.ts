@@ -5,7 +5,8 @@
  */
 import { REGISTRATION_RULE } from '../engine/rules/platform/table-no-register.js'
 import type { RuleSettings } from '../engine/rules/rule.js'
-import type { RegistrationCheck, TableRef } from './gate-types.js'
+import type { RegistrationCheck } from './gate-types.js'
+import type { TableRef } from '../iceberg/rest-path.js'
 
 export function registrationCheck (settingsFor: (table: TableRef) => RuleSettings, known: (ruleId: string) => boolean): RegistrationCheck {
   return (table) => {

@@ -28,7 +28,7 @@ export interface SchemaTexts {
   readonly chars: number
 }
 
-export interface SchemaTextsOptions {
+interface SchemaTextsOptions {
   /** Most tables kept. Default 1000. */
   readonly maxEntries?: number
   /** Most characters of schema text kept. Default 32 Mi (the parsed schemas take a few times that). */

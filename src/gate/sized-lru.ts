@@ -7,7 +7,7 @@
  * from nothing (a cost that jumps with the table's size). The others leave until the total fits;
  * a lone entry larger than the budget is kept until the next one comes, and counted.
  */
-export interface SizedLru<V> {
+interface SizedLru<V> {
   /** The value, made most recently used. */
   get (key: string): V | undefined
   /** Replaces the entry of `key`, which stays; older entries leave until the total fits. */

@@ -9,11 +9,8 @@ import { initialFormatVersion, TableMetadataBuilder, type ApplyResult } from './
 import type { UpdateTarget } from './table-update.js'
 import type { TableMetadata } from './types.js'
 
-export {
-  CURRENT_SCHEMA_KNOWN, CURRENT_SCHEMA_NOT_REMOVED, emptyTable, SUPPORTED_FORMAT_VERSION,
-  type ApplyIssue, type ApplyResult
-} from './metadata-builder.js'
-export { checkRequirements, requirementIssues, type RequirementConflict } from './requirements.js'
+export type { ApplyIssue, ApplyResult } from './metadata-builder.js'
+export { checkRequirements } from './requirements.js'
 
 /**
  * Applies `updates` to `base` (undefined: a create or staged create, starting empty with the

@@ -4,7 +4,7 @@
  */
 import type { IcebergType, NestedField, Schema, StructType } from './types.js'
 
-export interface FreshIds {
+interface FreshIds {
   readonly schema: Schema
   /** Old id → new id, to rebind partition and sort sources. */
   readonly ids: ReadonlyMap<number, number>

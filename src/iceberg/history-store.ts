@@ -28,20 +28,20 @@ import type { Schema, TableMetadata } from './types.js'
 /** What happened to a table's summary on one read, for metrics. */
 export type HistoryOutcome = 'reused' | 'extended' | 'built' | 'evicted' | 'over-budget'
 
-export interface HistoryStoreOptions {
+interface HistoryStoreOptions {
   /** Most bytes of summaries kept. Default 64 MiB; 0 keeps nothing (every read from scratch). */
   readonly maxBytes?: number
   readonly onOutcome?: (outcome: HistoryOutcome) => void
 }
 
-export interface HistoryStore {
+interface HistoryStore {
   /** The history of `base.schemas`, read incrementally where a summary of this table is kept. */
   historyOf (base: TableMetadata): HistoryView
   readonly tables: number
   readonly bytes: number
 }
 
-export const DEFAULT_HISTORY_BYTES = 64 * 1024 * 1024
+const DEFAULT_HISTORY_BYTES = 64 * 1024 * 1024
 
 interface Kept { log: HistoryLog, bytes: number }
 
@@ -137,10 +137,5 @@ export function tableHistory (base: TableMetadata): HistoryView {
 /** Replaces the process's store (start-up configuration, tests); returns it. */
 export function configureTableHistory (options: HistoryStoreOptions): HistoryStore {
   shared = createHistoryStore(options)
-  return shared
-}
-
-/** The process's store, for metrics and tests. */
-export function tableHistoryStore (): HistoryStore {
   return shared
 }

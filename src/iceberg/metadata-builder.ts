@@ -43,35 +43,35 @@ export interface ApplyResult {
   readonly lastAddedSchemaId?: number
 }
 
-export const CURRENT_SCHEMA_KNOWN = 'CURRENT_SCHEMA_KNOWN'
-export const CURRENT_SCHEMA_NOT_REMOVED = 'CURRENT_SCHEMA_NOT_REMOVED'
+const CURRENT_SCHEMA_KNOWN = 'CURRENT_SCHEMA_KNOWN'
+const CURRENT_SCHEMA_NOT_REMOVED = 'CURRENT_SCHEMA_NOT_REMOVED'
 
 /** Highest format version this engine understands. */
-export const SUPPORTED_FORMAT_VERSION = 3
+const SUPPORTED_FORMAT_VERSION = 3
 /** Java `PARTITION_DATA_ID_START - 1`: the first partition field id assigned is 1000. */
-export const INITIAL_PARTITION_ID = 999
+const INITIAL_PARTITION_ID = 999
 const PREVIOUS_VERSIONS_MAX = 'write.metadata.previous-versions-max'
 const PREVIOUS_VERSIONS_MAX_DEFAULT = 100
 
 /** What a finished build needs from outside. */
-export interface BuildContext {
+interface BuildContext {
   /** Location of the metadata file the base was read from; it enters `metadata-log`. */
   readonly previousFile?: string
   /** A fresh uuid, used when the table has none yet. */
   readonly newUuid: () => string
 }
 
-export interface BuilderOptions {
+interface BuilderOptions {
   /** Epoch milliseconds of this change (`last-updated-ms`, log entries); default the clock's. */
   readonly now?: number
 }
 
-export type BuildOutcome =
+type BuildOutcome =
   | { readonly ok: true, readonly metadata: WholeTableMetadata | undefined }
   | { readonly ok: false, readonly issues: ApplyIssue[] }
 
 /** An empty table as a create starts from (Java `TableMetadata.buildFromEmpty`). */
-export function emptyTable (formatVersion: 1 | 2 | 3 = 2): TableMetadata {
+function emptyTable (formatVersion: 1 | 2 | 3 = 2): TableMetadata {
   return {
     formatVersion,
     lastColumnId: 0,
@@ -88,7 +88,7 @@ export function emptyTable (formatVersion: 1 | 2 | 3 = 2): TableMetadata {
 }
 
 /** The data parts of a table that has none yet. */
-export function emptyTableData (): TableData {
+function emptyTableData (): TableData {
   return {
     lastSequenceNumber: '0',
     lastUpdatedMs: '0',
@@ -117,7 +117,7 @@ export function initialFormatVersion (updates: readonly unknown[]): 1 | 2 | 3 {
 }
 
 /** Highest field id anywhere in a type tree (struct fields, list elements, map keys and values). */
-export function highestFieldId (root: IcebergType): number {
+function highestFieldId (root: IcebergType): number {
   let max = 0
   const stack: IcebergType[] = [root]
   while (stack.length > 0) {

@@ -10,7 +10,7 @@ import { TableMetadataBuilder, type ApplyIssue } from './metadata-builder.js'
 import { parsePartitionSpec, parseSchemaShape, parseSortOrder, plainRecord } from './parse.js'
 import type { PartitionField, SortField, WholeTableMetadata } from './types.js'
 
-export interface NewTableRequest {
+interface NewTableRequest {
   /** The request's `schema`, `partition-spec` and `write-order`, as wire JSON. */
   readonly schema: unknown
   readonly partitionSpec?: unknown
@@ -19,7 +19,7 @@ export interface NewTableRequest {
   readonly properties: Readonly<Record<string, string>>
 }
 
-export interface NewTableOptions {
+interface NewTableOptions {
   readonly uuid: string
   readonly now: number
 }

@@ -12,7 +12,7 @@ import type {
 } from './types.js'
 
 /** Deepest type nesting accepted; real schemas stay far below it. */
-export const MAX_TYPE_DEPTH = 200
+const MAX_TYPE_DEPTH = 200
 
 const SIMPLE_PRIMITIVES: ReadonlySet<string> = new Set<SimplePrimitiveName>([
   'boolean', 'int', 'long', 'float', 'double', 'date', 'time', 'timestamp', 'timestamptz', 'string',
@@ -30,7 +30,7 @@ const GEOMETRY = /^geometry\s*(?:\(\s*([^(),\s][^(),]*?)\s*\))?$/i
 const GEOGRAPHY = /^geography\s*(?:\(\s*([^(),\s][^(),]*?)\s*(?:,\s*([A-Za-z_]+)\s*)?\))?$/i
 
 /** Highest decimal precision (spec "Primitive Types": precision must be 38 or less). */
-export const MAX_DECIMAL_PRECISION = 38
+const MAX_DECIMAL_PRECISION = 38
 
 /** Longest fixed type: Java reads the length as an int (Integer.parseInt). */
 const MAX_FIXED_LENGTH = 2 ** 31 - 1
@@ -437,7 +437,7 @@ function intField (json: JsonObject, key: string, issues: ParseIssue[], required
   return n
 }
 
-export interface TableMetadataOptions {
+interface TableMetadataOptions {
   /**
    * Schemas already parsed from the exact text of `schemas[i]`, by index (`src/json/read-base.ts`
    * reuses those of a table's previous read): taken as they are, the element itself not read.

@@ -1,7 +1,8 @@
 /**
- * The Iceberg REST path grammar's words: how a path segment and a namespace are decoded, and how
- * an identifier is named in messages.
+ * The Iceberg REST path grammar's words: how a path segment and a namespace are decoded, how a
+ * body's table identifier is read, and how an identifier is named in messages.
  */
+import { isObject } from './json-values.js'
 
 /** Namespace levels travel joined by the unit separator 0x1F (`%1F`); spec `parameters.namespace`. */
 export const NAMESPACE_SEPARATOR = '\u001f'
@@ -26,6 +27,11 @@ export function namespaceLevels (decoded: string): string[] {
   return decoded.split(NAMESPACE_SEPARATOR)
 }
 
+/** The decoded namespace segment of these levels (the inverse of `namespaceLevels`); also a map key. */
+export function namespaceSegment (levels: readonly string[]): string {
+  return levels.join(NAMESPACE_SEPARATOR)
+}
+
 /** Java `Namespace.toString()`: levels joined by dots. */
 export const namespaceName = (ns: readonly string[]): string => ns.join('.')
 
@@ -38,6 +44,26 @@ export interface TableRef {
   readonly prefix?: string
   readonly namespace: readonly string[]
   readonly name: string
+}
+
+/**
+ * A `TableIdentifier` in a request body (spec `components.schemas.TableIdentifier`): both members
+ * are required, so a null in either is named. The gate and the dry run read it alike.
+ */
+export function readTableIdentifier (v: unknown): { namespace: string[], name: string } | { problem: string } {
+  if (!isObject(v)) return { problem: v === undefined ? 'is missing' : v === null ? 'is null' : 'must be an object' }
+  const ns = v.namespace
+  const name = v.name
+  if (!Array.isArray(ns) || !ns.every(p => typeof p === 'string')) {
+    return { problem: `namespace ${ns === null ? 'is null (required)' : ns === undefined ? 'is missing' : 'must be an array of strings'}` }
+  }
+  if (typeof name !== 'string' || name === '') return { problem: `name ${name === null ? 'is null (required)' : 'must be a non-empty string'}` }
+  return { namespace: ns as string[], name }
+}
+
+/** The same table, by levels: `a` + `b.t` and `a.b` + `t` print alike but are other tables. */
+export function sameTable (a: Pick<TableRef, 'namespace' | 'name'>, b: Pick<TableRef, 'namespace' | 'name'>): boolean {
+  return a.name === b.name && a.namespace.length === b.namespace.length && a.namespace.every((level, i) => level === b.namespace[i])
 }
 
 /** Java `TableIdentifier.toString()`: `db.sub.table`, or the bare name when there is no namespace. */

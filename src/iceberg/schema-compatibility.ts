@@ -12,7 +12,7 @@ import { indexSchema } from './schema-index.js'
 import { singleValueProblem } from './single-value.js'
 import type { IcebergType, Schema } from './types.js'
 
-export interface CompatibilityProblem {
+interface CompatibilityProblem {
   readonly rule: 'FORMAT_VERSION_TYPES' | 'DEFAULT_VALUE_VALID'
   readonly fieldId: number
   readonly path: string

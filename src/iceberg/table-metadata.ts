@@ -85,11 +85,6 @@ const schemaBytes = new WeakMap<Schema, Buffer>()
 const wireTexts = new WeakMap<object, string>()
 const COMMA = Buffer.from(',')
 
-/** A schema as Java's `SchemaParser` writes it: `identifier-field-ids` only when there are some. */
-export function schemaText (schema: Schema): string {
-  return schemaBuffer(schema).toString('utf8')
-}
-
 function schemaBuffer (schema: Schema): Buffer {
   let bytes = schemaBytes.get(schema)
   if (bytes === undefined) {
@@ -180,7 +175,7 @@ function orderJson (o: SortOrder): unknown {
 const list = (items: readonly WireObject[]): string => `[${items.map(wireText).join(',')}]`
 
 /** Writes the metadata file into `out`. */
-export function writeTableMetadata (m: WholeTableMetadata, out: JsonChunks): void {
+function writeTableMetadata (m: WholeTableMetadata, out: JsonChunks): void {
   const d = m.data
   const v = m.formatVersion
   let first = true

@@ -10,9 +10,9 @@ import type { ParseIssue } from './types.js'
 export type UpdateTarget = 'table' | 'view'
 
 /** What a field must hold. `long` is a 64-bit integer (snapshot ids), never a string. */
-export type FieldKind = 'int' | 'long' | 'string' | 'object' | 'int[]' | 'long[]' | 'string[]' | 'string-map' | 'ref-type'
+type FieldKind = 'int' | 'long' | 'string' | 'object' | 'int[]' | 'long[]' | 'string[]' | 'string-map' | 'ref-type'
 
-export interface FieldSpec {
+interface FieldSpec {
   readonly name: string
   readonly kind: FieldKind
   /** A field that may be absent; JSON `null` reads as absent (Java's serialiser writes nulls). */
@@ -39,7 +39,7 @@ const VIEW = { table: false, view: true }
 const BOTH = { table: true, view: true }
 
 /** Spec `TableUpdate` (and `ViewUpdate`) by action name; Java `MetadataUpdateParser` reads the same fields. */
-export const UPDATE_ACTIONS: ReadonlyMap<string, UpdateAction> = new Map<string, UpdateAction>([
+const UPDATE_ACTIONS: ReadonlyMap<string, UpdateAction> = new Map<string, UpdateAction>([
   ['assign-uuid', { fields: [req('uuid', 'string')], ...BOTH, dataOnly: true }],
   ['upgrade-format-version', { fields: [req('format-version', 'int')], ...BOTH, dataOnly: false }],
   ['add-schema', { fields: [req('schema', 'object'), opt('last-column-id', 'int')], ...BOTH, dataOnly: false }],

@@ -43,7 +43,7 @@ function sameField (a: NestedField, b: NestedField): boolean {
 }
 
 /** Exact type equality, ids and field order included (Java `Type.equals`). */
-export function sameType (a: IcebergType, b: IcebergType): boolean {
+function sameType (a: IcebergType, b: IcebergType): boolean {
   const stack: Array<[IcebergType, IcebergType]> = [[a, b]]
   while (stack.length > 0) {
     const [x, y] = stack.pop() as [IcebergType, IcebergType]

@@ -23,7 +23,7 @@ const APPEND_DIALECT_ALLOWED = 'replace.append-dialect.allowed'
 
 const versionIdOf = (v: WireObject): number => own(v, 'version-id') as number
 
-export type ViewBuildOutcome =
+type ViewBuildOutcome =
   | { readonly ok: true, readonly metadata: ViewMetadata | undefined }
   | { readonly ok: false, readonly issues: ApplyIssue[] }
 
@@ -292,7 +292,7 @@ function retainHistory (history: readonly WireObject[], kept: Set<number>): Wire
   return out
 }
 
-export interface NewViewRequest {
+interface NewViewRequest {
   /** The request's `schema`, `view-version` and `properties`, as wire JSON. */
   readonly schema: unknown
   readonly viewVersion: unknown

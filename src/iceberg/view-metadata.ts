@@ -131,7 +131,7 @@ export function parseViewMetadata (json: unknown): { metadata?: ViewMetadata, is
 }
 
 /** Writes the view metadata file into `out`, in Java's key order (`ViewMetadataParser.toJson`); `properties` is always written. */
-export function writeViewMetadata (m: ViewMetadata, out: JsonChunks): void {
+function writeViewMetadata (m: ViewMetadata, out: JsonChunks): void {
   let first = true
   const key = (k: string): JsonChunks => {
     out.text(`${first ? '{' : ','}${JSON.stringify(k)}:`)

@@ -55,7 +55,7 @@ declare module 'fastify' {
 }
 
 /** Secrets that must never reach a log line. */
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   'req.headers["x-api-key"]',

@@ -5,7 +5,7 @@
 import { Counter, Histogram, Registry } from './registry.js'
 
 /** Where a decision was made: a real commit through the gate, or a dry run on the admin API. */
-export type DecisionSource = 'commit' | 'dry-run'
+type DecisionSource = 'commit' | 'dry-run'
 
 /** How a base-metadata load ended. */
 export type BaseLoadOutcome = 'loaded' | 'not-found' | 'refused' | 'failed'
@@ -52,7 +52,7 @@ export function createMetrics (): IceguardMetrics {
 export const metrics: IceguardMetrics = createMetrics()
 
 /** The parts of a gate evaluation the metrics count. */
-export interface CountedEvaluation {
+interface CountedEvaluation {
   readonly verdict: string
   readonly findings: readonly { readonly rule: string, readonly severity: string }[]
 }

@@ -9,7 +9,7 @@ import { pinoAuditSink } from '../audit/audit-log.js'
 import type { Config } from '../main/config.js'
 import { createGateService, type GateService } from '../gate/gate-service.js'
 import { registrationCheck } from '../gate/registration.js'
-import type { TableRef } from '../gate/commit-gate.js'
+import type { TableRef } from '../iceberg/rest-path.js'
 import type { OverrideVerifier } from '../gate/override.js'
 import type { RuleSettings } from '../engine/rules/rule.js'
 import { ruleById } from '../engine/rules/index.js'
@@ -20,7 +20,7 @@ declare module 'fastify' {
   }
 }
 
-export interface GatePluginOptions {
+interface GatePluginOptions {
   readonly config: Config
   /** The policy in force; default: the app's policy store (`app.policyStore`). */
   readonly policy?: { resolve (table: TableRef): RuleSettings }

@@ -31,7 +31,7 @@ function packageVersion (): string {
   return '0.0.0'
 }
 
-export const OPENAPI_INFO = {
+const OPENAPI_INFO = {
   title: 'iceguard',
   version: packageVersion(),
   description: 'A schema-safety proxy for Apache Iceberg REST catalogs. Clients use iceguard as their catalog: every call is forwarded to the ' +

@@ -2,9 +2,9 @@
  * The shape of a schema contract file, defined once: TypeBox gives the validator, the TS type and
  * the JSON Schema that `openapi/policy.schema.json` embeds for inline contracts.
  */
-import { Type, type Static } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 
-export const ContractColumnSchema = Type.Object({
+const ContractColumnSchema = Type.Object({
   name: Type.String({ minLength: 1, description: 'Column path; nested columns by dotted path (`address.zip`).' }),
   type: Type.String({
     minLength: 1,
@@ -18,5 +18,3 @@ export const ContractSchema = Type.Object({
   columns: Type.Array(ContractColumnSchema, { description: 'Columns that must exist.' }),
   strict: Type.Optional(Type.Boolean({ description: 'true: columns the contract does not list are violations. Default false.' }))
 }, { additionalProperties: false, $id: 'Contract', title: 'iceguard schema contract' })
-
-export type ContractFile = Static<typeof ContractSchema>

@@ -2,16 +2,15 @@
  * Reading schema contracts (src/contract/contract.ts) from YAML: a contract file, or a policy's
  * inline contract, validated against the contract file schema with every problem reported.
  */
-import { readFileSync } from 'node:fs'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { Contract, ContractColumn } from '../contract/contract.js'
 import { parseContractType } from '../contract/contract-type.js'
+import { isObject } from '../iceberg/json-values.js'
 import { ContractSchema } from './contract-schema.js'
-import { PolicyError } from './policy-error.js'
 import { schemaIssues, sortIssues } from './schema-issues.js'
 import { readYaml, type PolicyIssue, type YamlSource } from './yaml-source.js'
 
-export { checkContract, type Contract, type ContractColumn, type ContractViolation, type ContractViolationKind } from '../contract/contract.js'
+export { checkContract, type Contract } from '../contract/contract.js'
 
 const checkFile = TypeCompiler.Compile(ContractSchema)
 
@@ -20,7 +19,7 @@ export function contractFromYaml (y: YamlSource, pointer: readonly (string | num
   // Schema problems and type-language problems are reported together; entries the schema
   // refused are skipped by the second pass.
   const errors = schemaIssues(y, pointer, checkFile.Errors(value))
-  const file = (typeof value === 'object' && value !== null ? value : {}) as { columns?: unknown, strict?: unknown }
+  const file: { columns?: unknown, strict?: unknown } = isObject(value) ? value : {}
   const columns: ContractColumn[] = []
   const seen = new Set<string>()
   const entries = Array.isArray(file.columns) ? file.columns as Array<{ name?: unknown, type?: unknown, required?: boolean, doc?: string }> : []
@@ -43,11 +42,4 @@ export function parseContract (text: string, source: string): { contract?: Contr
   const y = readYaml(text, source)
   if (y.issues.length > 0) return { errors: y.issues }
   return contractFromYaml(y, [], y.value, source)
-}
-
-/** Reads and validates a contract file; throws a PolicyError listing every problem. */
-export function loadContract (path: string): Contract {
-  const { contract, errors } = parseContract(readFileSync(path, 'utf8'), path)
-  if (!contract) throw new PolicyError(path, errors)
-  return contract
 }

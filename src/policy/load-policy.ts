@@ -21,7 +21,7 @@ import { isObject } from '../iceberg/json-values.js'
 
 const checkPolicy = TypeCompiler.Compile(PolicySchema)
 
-export interface ParsePolicyOptions {
+interface ParsePolicyOptions {
   /** Directory contract paths are relative to; default: the directory of `source`. */
   readonly baseDir?: string
   /** Reads a contract file (tests inject one); default: fs.readFileSync. */

@@ -19,7 +19,7 @@ export const MIN_OVERRIDE_SECRET_LENGTH = 16
 /** Longest lifetime a token may have: break-glass is for hours, not a standing waiver (use a policy exception for that). */
 export const MAX_OVERRIDE_TTL_SECONDS = 7 * 24 * 3600
 
-export interface MintOverrideInput {
+interface MintOverrideInput {
   /** Dotted table name, `db.orders`. */
   readonly table: string
   readonly rules: readonly string[]
@@ -39,7 +39,7 @@ interface Payload {
   exp: number
 }
 
-export type VerifiedOverride =
+type VerifiedOverride =
   | { readonly ok: true, readonly rules: readonly string[], readonly reason: string, readonly id: string, readonly table: string, readonly issuedAt: Date, readonly expiresAt: Date }
   | { readonly ok: false, readonly error: string }
 
@@ -78,7 +78,7 @@ export function mintOverride (input: MintOverrideInput): string {
  * typo would otherwise mint a token that silently does nothing), the freeze (a mode, lifted in the
  * policy) and registration (a permission the policy grants, not a finding).
  */
-export function notOverridable (ruleId: string): string | undefined {
+function notOverridable (ruleId: string): string | undefined {
   if (ruleId === TABLE_FROZEN) return `${TABLE_FROZEN} is the freeze mode, not a rule finding; lift the freeze in the policy`
   if (ruleId === 'TABLE_NO_REGISTER') return 'TABLE_NO_REGISTER is a permission set in the policy (TABLE_NO_REGISTER: off), not a finding an override can waive'
   if (ruleById(ruleId) === undefined) return `unknown rule id "${ruleId}"${suggest(ruleId)}; GET /admin/v1/rules lists them`

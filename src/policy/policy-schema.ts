@@ -10,14 +10,14 @@ export const SeveritySchema = Type.Union([Type.Literal('error'), Type.Literal('w
   description: 'error: the finding denies the commit (in enforce mode); warn: reported, forwarded; off: not checked.'
 })
 
-export const ModeSchema = Type.Union([Type.Literal('enforce'), Type.Literal('warn'), Type.Literal('freeze')], {
+const ModeSchema = Type.Union([Type.Literal('enforce'), Type.Literal('warn'), Type.Literal('freeze')], {
   description: 'enforce: errors deny. warn: everything is forwarded and every finding reported as a warning. freeze: any schema, partition-spec or sort-order change is refused; data commits pass.'
 })
 
 export const COMPATIBILITY_LEVELS = ['NONE', 'BACKWARD', 'BACKWARD_TRANSITIVE', 'FORWARD', 'FORWARD_TRANSITIVE', 'FULL', 'FULL_TRANSITIVE'] as const
 export type CompatibilityLevel = typeof COMPATIBILITY_LEVELS[number]
 
-export const CompatibilitySchema = Type.Union(COMPATIBILITY_LEVELS.map(l => Type.Literal(l)), {
+const CompatibilitySchema = Type.Union(COMPATIBILITY_LEVELS.map(l => Type.Literal(l)), {
   description: 'Schema-registry compatibility level, defined for Iceberg in docs/policy.md. _TRANSITIVE forms check against every schema in the table history.'
 })
 
@@ -38,13 +38,13 @@ for (const rule of PLATFORM_RULES) {
   ruleProps[rule.id] = Type.Optional(ruleEntry(props, rule.purpose))
 }
 
-export const RulesSchema = Type.Object(ruleProps, {
+const RulesSchema = Type.Object(ruleProps, {
   // Spec rules (and any rule without options) take the shorthand or `{ severity }`.
   additionalProperties: ruleEntry({}, 'A rule id with its severity.'),
   description: 'Rule id → severity, or an object with `severity` and the rule\'s options.'
 })
 
-export const ExceptionSchema = Type.Object({
+const ExceptionSchema = Type.Object({
   rules: Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })], {
     description: 'Rule id, list of rule ids, or "*" for every rule the policy can switch off.'
   }),
@@ -57,7 +57,7 @@ export const ExceptionSchema = Type.Object({
   reason: Type.Optional(Type.String({ description: 'Why; shown in the effective policy and in findings.' }))
 }, { additionalProperties: false })
 
-export const WebhookSchema = Type.Object({
+const WebhookSchema = Type.Object({
   url: Type.String({ pattern: '^https?://', description: 'Receives CloudEvents (JSON) for the decisions of this scope\'s tables.' }),
   'secret-env': Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'Environment variable holding the HMAC secret that signs the body (X-Iceguard-Signature); the secret stays out of the file.' })),
   events: Type.Optional(Type.Array(Type.Union([Type.Literal('denied'), Type.Literal('warned'), Type.Literal('overridden')]), {

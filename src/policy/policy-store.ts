@@ -17,11 +17,11 @@ export type ReloadResult =
   | { readonly ok: true, readonly changed: boolean, readonly policy: Policy }
   | { readonly ok: false, readonly error: string, readonly issues: readonly PolicyIssue[], readonly policy: Policy }
 
-export type PolicyStoreEvent =
+type PolicyStoreEvent =
   | { readonly type: 'reloaded', readonly source: string }
   | { readonly type: 'reload-failed', readonly source: string, readonly error: string, readonly issues: readonly PolicyIssue[] }
 
-export interface PolicyStoreOptions {
+interface PolicyStoreOptions {
   /** Quiet period after the last file event before reloading (editors write in bursts). Default 200 ms. */
   readonly debounceMs?: number
   /** Loader, injectable for tests; default `loadPolicy`. */

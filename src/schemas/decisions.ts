@@ -4,18 +4,20 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import type { Decision } from '../decisions/decision.js'
+import type { Verdict } from '../engine/rules/rule.js'
 import type { OverrideRecord } from '../decisions/decision-store.js'
 import { ref } from './ref.js'
 
-export const DECISION_VERDICTS = ['allow', 'warn', 'deny', 'conflict', 'refused', 'error'] as const
+/** The wire form of the engine's `Verdict` (src/engine/rules/rule.ts). */
+export const DECISION_VERDICTS = ['allow', 'warn', 'deny', 'conflict', 'refused', 'error'] as const satisfies readonly Verdict[]
 
-export const DecisionVerdictSchema = Type.Union(DECISION_VERDICTS.map(v => Type.Literal(v)), {
+const DecisionVerdictSchema = Type.Union(DECISION_VERDICTS.map(v => Type.Literal(v)), {
   $id: 'DecisionVerdict',
   description: 'allow/warn: forwarded (warn with findings let through); deny: refused by a rule; conflict: a requirement no longer held (409); ' +
     'refused: answered without judging (malformed, not authorised upstream, missing requirement); error: the upstream could not be consulted or the outcome is unknown.'
-})
+}) satisfies { static: Verdict }
 
-export const DecisionFindingSchema = Type.Object({
+const DecisionFindingSchema = Type.Object({
   rule: Type.String({ description: 'Rule id (as it was when the decision was made).' }),
   severity: Type.Union([Type.Literal('error'), Type.Literal('warn')]),
   message: Type.String(),
@@ -83,8 +85,8 @@ export const DECISION_SCHEMAS = [
   OverrideSchema, OverrideListSchema, MintOverrideRequestSchema, MintOverrideResponseSchema
 ]
 
-export type WireDecision = Static<typeof DecisionSchema>
-export type WireOverride = Static<typeof OverrideSchema>
+type WireDecision = Static<typeof DecisionSchema>
+type WireOverride = Static<typeof OverrideSchema>
 
 export function decisionToWire (d: Decision): WireDecision {
   return {

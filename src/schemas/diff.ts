@@ -24,5 +24,4 @@ export const DiffResponseSchema = Type.Object({
   summary: Type.String({ description: 'The changes in one line each, for people.' })
 }, { $id: 'DiffResponse', additionalProperties: false })
 
-export type DiffRequest = Static<typeof DiffRequestSchema>
 export type DiffResponse = Static<typeof DiffResponseSchema>

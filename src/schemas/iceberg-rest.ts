@@ -66,4 +66,3 @@ export const LoadTableResultSchema = Type.Object({
 }, { $id: 'LoadTableResult', additionalProperties: true })
 
 export type TableIdentifier = Static<typeof TableIdentifierSchema>
-export type CommitTableRequest = Static<typeof CommitTableRequestSchema>

@@ -14,7 +14,7 @@ import { OverrideAppliedSchema, VerdictSchema } from './validate.js'
 
 const path = (description: string) => Type.String({ minLength: 1, description })
 
-export const SchemaChangeOpSchema = Type.Object({
+const SchemaChangeOpSchema = Type.Object({
   op: Type.Union(CHANGE_KINDS.map(k => Type.Literal(k)), { description: 'The kind of change.' }),
   name: Type.Optional(path('add-column, add-nested-column: the new column\'s name.')),
   parent: Type.Optional(path('add-nested-column: the parent path; a list adds to its element struct, a map to its value struct.')),

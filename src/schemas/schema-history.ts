@@ -52,7 +52,7 @@ export const SchemaHistorySchema = Type.Object({
 }, { $id: 'SchemaHistory', additionalProperties: false })
 
 /** Schemas per page when the caller gives no `pageSize`, and the most a caller may ask for. */
-export const SCHEMA_PAGE_DEFAULT = 100
+const SCHEMA_PAGE_DEFAULT = 100
 export const SCHEMA_PAGE_MAX = 1000
 
 export const SchemaHistoryQuery = Type.Object({
@@ -61,7 +61,7 @@ export const SchemaHistoryQuery = Type.Object({
 })
 
 /** Which page of a table's schemas to answer, as the caller asked for it. */
-export interface SchemaPage {
+interface SchemaPage {
   readonly pageToken?: string
   readonly pageSize?: number
 }

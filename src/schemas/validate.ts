@@ -76,15 +76,11 @@ export const ValidateResponseSchema = Type.Object({
   tables: Type.Optional(Type.Array(ref(TableValidationSchema), { description: 'For a transaction: the result per table. The verdict above is the worst of them (all-or-nothing).' }))
 }, { $id: 'ValidateResponse', additionalProperties: false })
 
-export type ValidateRequest = Static<typeof ValidateRequestSchema>
 export type ValidateResponse = Static<typeof ValidateResponseSchema>
 export type TableValidation = Static<typeof TableValidationSchema>
-/** The verdict type is the engine's (src/engine/rules/rule.ts); `VerdictSchema` is its wire form. */
-export type Verdict = JudgedVerdict
-
 /** The parts of the engine's Evaluation the wire form carries. */
-export interface EvaluationView {
-  readonly verdict: Verdict
+interface EvaluationView {
+  readonly verdict: JudgedVerdict
   readonly flow?: string
   readonly findings: readonly Finding[]
   readonly changes: readonly Change[]
@@ -107,14 +103,14 @@ export function evaluationToWire (e: EvaluationView): Omit<TableValidation, 'tab
   return out
 }
 
-const RANK: Readonly<Record<Verdict, number>> = { allow: 0, warn: 1, conflict: 2, deny: 3 }
+const RANK: Readonly<Record<JudgedVerdict, number>> = { allow: 0, warn: 1, conflict: 2, deny: 3 }
 
 /**
  * A transaction is all-or-nothing: its verdict is the worst of its tables (deny before conflict,
  * as the gate refuses before it reports a stale base).
  */
 export function transactionToWire (tables: readonly TableValidation[]): ValidateResponse {
-  const worst = tables.reduce<Verdict>((w, t) => RANK[t.verdict] > RANK[w] ? t.verdict : w, 'allow')
+  const worst = tables.reduce<JudgedVerdict>((w, t) => RANK[t.verdict] > RANK[w] ? t.verdict : w, 'allow')
   const name = (t: TableValidation): string => tableName(t.table)
   const findings = tables.flatMap(t => t.findings.map(f => ({ ...f, message: `${name(t)}: ${f.message}` })))
   return {

@@ -23,11 +23,10 @@ import type { BoundCounter, BoundHistogram } from '../../metrics/registry.js'
 import type { GateService } from '../../gate/gate-service.js'
 import type { UpstreamClient } from '../../upstream/undici/client.js'
 import { ClientConnection, type FastLaneContext } from './client-connection.js'
-export type { LocalAnswer, LocalRequest } from './client-connection.js'
 import { createPoolClient } from '../../upstream/lane/pool-client.js'
 import { UpstreamPool } from '../../upstream/lane/upstream-pool.js'
 
-export interface FastLaneOptions {
+interface FastLaneOptions {
   /** Upstream origin (`http://host:port` or `https://host:port`). */
   readonly origin: string
   /** TLS settings for an `https` upstream on top of Node's defaults (a test's own CA). */

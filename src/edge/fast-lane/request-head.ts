@@ -43,7 +43,7 @@ export interface RequestHead {
   readonly contentEncoding: string | undefined
 }
 
-export type HeadResult = RequestHead | { readonly bad: string }
+type HeadResult = RequestHead | { readonly bad: string }
 
 /** The methods llhttp accepts in a request, exact case (Node's `http.METHODS`); any other token is refused. */
 const METHOD_SET: ReadonlySet<string> = new Set(METHODS)

@@ -9,15 +9,15 @@ import { samePrimitive } from '../../iceberg/type-equality.js'
 import type { IcebergType, NestedField, PrimitiveType, Schema } from '../../iceberg/types.js'
 import type { Change } from './schema-change.js'
 
-export type TypeKind = 'primitive' | 'struct' | 'list' | 'map'
+type TypeKind = 'primitive' | 'struct' | 'list' | 'map'
 
 /** primitive, struct, list or map: the kinds a field id may never leave. */
-export function kindOf (t: IcebergType): TypeKind {
+function kindOf (t: IcebergType): TypeKind {
   return t.kind === 'struct' || t.kind === 'list' || t.kind === 'map' ? t.kind : 'primitive'
 }
 
 /** The field as a NestedField; list elements and map keys/values get one named after their role. */
-export function asNestedField (f: IndexedField): NestedField {
+function asNestedField (f: IndexedField): NestedField {
   return f.field ?? { id: f.id, name: f.name, required: f.required, type: f.type }
 }
 

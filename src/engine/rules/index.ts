@@ -19,7 +19,7 @@ export const ALL_RULES: readonly Rule[] = [...SPEC_RULES, ...PLATFORM_RULES, TAB
  */
 export const TABLE_FROZEN = 'TABLE_FROZEN'
 
-export interface RuleInfo {
+interface RuleInfo {
   readonly id: string
   readonly category: RuleCategory
   readonly defaultSeverity: RuleSeverity

@@ -8,7 +8,7 @@ export function splitDotted (name: string): string[] {
   return name.split('.')
 }
 
-export function isGlobSegment (segment: string): boolean {
+function isGlobSegment (segment: string): boolean {
   return /[*?]/.test(segment)
 }
 

@@ -20,7 +20,7 @@ function readRulesMarkdown (): string {
 }
 
 /** `### RULE_ID` sections by id: the markdown from the heading to the next heading of level 2 or 3. */
-export function ruleSections (markdown: string): ReadonlyMap<string, string> {
+function ruleSections (markdown: string): ReadonlyMap<string, string> {
   const sections = new Map<string, string>()
   let id: string | undefined
   let lines: string[] = []
@@ -54,7 +54,7 @@ export function rulePage (ruleId: string): string | undefined {
   return pages.get(ruleId)
 }
 
-export function buildPages (markdown: string): ReadonlyMap<string, string> {
+function buildPages (markdown: string): ReadonlyMap<string, string> {
   const sections = ruleSections(markdown)
   const out = new Map<string, string>()
   for (const rule of ruleCatalogue()) {

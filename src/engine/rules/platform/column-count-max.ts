@@ -4,7 +4,7 @@ import type { Schema } from '../../../iceberg/types.js'
 import type { PlatformRule } from './platform-rule.js'
 import { isNewTable, numberOption } from './support.js'
 
-export const DEFAULT_COLUMN_COUNT_MAX = 1000
+const DEFAULT_COLUMN_COUNT_MAX = 1000
 
 /**
  * Very wide tables slow planning, bloat manifests' column stats and usually mean an auto-evolving

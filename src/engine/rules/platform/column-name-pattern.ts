@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import type { PlatformRule } from './platform-rule.js'
 import { addedFields, changesOf, isPseudoField, regexProblem } from './support.js'
 
-export const DEFAULT_COLUMN_NAME_PATTERN = '^[a-z][a-z0-9_]*$'
+const DEFAULT_COLUMN_NAME_PATTERN = '^[a-z][a-z0-9_]*$'
 
 /** Naming conventions keep SQL portable across engines with different quoting and case rules. */
 export const COLUMN_NAME_PATTERN: PlatformRule = {

@@ -22,8 +22,6 @@ import { REPLACE_NO_TYPE_CHANGE } from './replace-no-type-change.js'
 import { SCHEMA_COMPATIBILITY } from './schema-compatibility.js'
 import { SCHEMA_CONTRACT } from './schema-contract.js'
 
-export type { PlatformRule } from './platform-rule.js'
-
 export const PLATFORM_RULES: PlatformRule[] = [
   COLUMN_NO_DROP,
   COLUMN_NO_RENAME,

@@ -3,7 +3,7 @@ import { indexSchema } from '../../../iceberg/schema-index.js'
 import type { PlatformRule } from './platform-rule.js'
 import { addedFields, columnDepth, isPseudoField, numberOption } from './support.js'
 
-export const DEFAULT_NESTING_DEPTH_MAX = 8
+const DEFAULT_NESTING_DEPTH_MAX = 8
 
 /**
  * Deeply nested columns are hard to query and to evolve (struct regrouping is not allowed by the

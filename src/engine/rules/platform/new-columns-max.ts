@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import type { PlatformRule } from './platform-rule.js'
 import { addedFields, isPseudoField, numberOption } from './support.js'
 
-export const DEFAULT_NEW_COLUMNS_MAX = 50
+const DEFAULT_NEW_COLUMNS_MAX = 50
 
 /**
  * An auto-evolving writer (Kafka Connect, Flink dynamic sink, `mergeSchema`) that meets a malformed

@@ -13,7 +13,7 @@ import { changesOf, stringListOption } from './support.js'
  */
 
 /** Engines a policy can name, and what they read Iceberg with. */
-export const ENGINES: Readonly<Record<string, string>> = {
+const ENGINES: Readonly<Record<string, string>> = {
   java: 'the Iceberg Java library',
   spark: 'Spark (Iceberg Java library)',
   flink: 'Flink (Iceberg Java library)',

@@ -23,7 +23,7 @@ import type { PlatformRule } from './platform-rule.js'
  */
 type Direction = 'backward' | 'forward'
 
-export interface Problem {
+interface Problem {
   readonly kind: string
   readonly field: IndexedField
   readonly message: string

@@ -6,7 +6,7 @@ import type { Change, SchemaChange } from '../../diff/schema-change.js'
 import { indexSchema, type IndexedField, type SchemaIndex } from '../../../iceberg/schema-index.js'
 import type { RuleContext } from '../rule.js'
 
-export type ChangeOf<K extends SchemaChange['kind']> = Extract<SchemaChange, { kind: K }>
+type ChangeOf<K extends SchemaChange['kind']> = Extract<SchemaChange, { kind: K }>
 
 export function changesOf<K extends SchemaChange['kind']> (changes: readonly Change[], kind: K): Array<ChangeOf<K>> {
   return changes.filter((c): c is ChangeOf<K> => c.kind === kind)

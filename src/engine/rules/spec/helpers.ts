@@ -52,7 +52,7 @@ export function * ancestors (index: SchemaIndex, f: IndexedField): Generator<Ind
  * rule can skip its own walk when there is nothing for it to find (most schemas have no default,
  * no v3-only type and no dotted name).
  */
-export interface SchemaFacts {
+interface SchemaFacts {
   /** Every struct type: the root first, then in pre-order. */
   readonly structs: readonly StructType[]
   /** Map types, in pre-order. */
@@ -93,7 +93,7 @@ export function schemaFacts (schema: Schema): SchemaFacts {
 const keyCache = new WeakMap<Schema, ReadonlySet<number>>()
 
 /** Ids of map keys and of everything nested inside them (Java refuses any change there). */
-export function mapKeyIds (schema: Schema): ReadonlySet<number> {
+function mapKeyIds (schema: Schema): ReadonlySet<number> {
   const hit = keyCache.get(schema)
   if (hit !== undefined) return hit
   const ids = new Set<number>()
@@ -168,14 +168,6 @@ export function basePath (ctx: RuleContext, id: number): string | undefined {
     if (f !== undefined) return f.path
   }
   return undefined
-}
-
-/** The two lists hold the very same objects in the same order (identity, not equality). */
-export function sameObjects<T> (a: readonly T[], b: readonly T[]): boolean {
-  if (a === b) return true
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
-  return true
 }
 
 /** A null or absent default (the spec treats them alike). */
