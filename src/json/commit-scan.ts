@@ -11,7 +11,7 @@
 import { isUtf8 } from 'node:buffer'
 import { DATA_ACTIONS } from '../iceberg/table-update.js'
 import {
-  CLOSE_BRACE, CLOSE_BRACKET, COMMA, DEFAULT_MAX_DEPTH, equalsIgnoreAsciiCase, memberKey, memberValue, OPEN_BRACE,
+  CLOSE_BRACE, CLOSE_BRACKET, colonValue, COMMA, DEFAULT_MAX_DEPTH, equalsIgnoreAsciiCase, hasUnicodeEscape, OPEN_BRACE,
   OPEN_BRACKET, plainText, QUOTE, scalarEnd, skipWs, stringEnd, stringToken
 } from './scan.js'
 
@@ -19,19 +19,9 @@ import {
 export { DATA_ACTIONS }
 
 const ACTION = Buffer.from('action')
-const DATA_ACTION_BYTES: readonly Buffer[] = [...DATA_ACTIONS].map(a => Buffer.from(a, 'latin1'))
 /** The gate's nesting bound: deeper is the gate's to refuse. */
 const MAX_DEPTH = DEFAULT_MAX_DEPTH
-
-const IN_OBJECT = 1
-const IN_ARRAY = 2
-/** The open containers of the body being scanned (scans are synchronous: one array serves all). */
-const open = new Uint8Array(MAX_DEPTH + 1)
-
-/** Set by `memberStart`: the member just read has the key `action`. */
-let actionNext = false
-/** See `plainText` (scan.ts); set for the body being scanned. */
-let plain: string | undefined
+const DATA_ACTION_BYTES: readonly Buffer[] = [...DATA_ACTIONS].map(a => Buffer.from(a, 'latin1'))
 
 /** The bytes `from`..`to` name a data action, ASCII letters compared in lower case. */
 function isDataAction (buf: Buffer, from: number, to: number): boolean {
@@ -41,16 +31,24 @@ function isDataAction (buf: Buffer, from: number, to: number): boolean {
 
 /**
  * Reads an object member's key and colon from `i` and returns where its value starts, or -1 when
- * the body needs the gate. An `action` key sets `actionNext`; a look-alike in another letter case
- * is odd enough to gate, and so is a key spelled with a `\u` escape (it could spell `action`).
+ * the body needs the gate: a key that only differs from `action` in letter case is odd enough to
+ * gate, and the value of an `action` key must be a data action, spelled without escapes. (A key
+ * with short escapes only cannot spell `action`: they stand for no letter; `\u` was refused
+ * before the walk.)
  */
-function memberStart (buf: Buffer, i: number): number {
-  const value = memberValue(buf, i, plain)
-  if (value === -1 || stringToken.unicode) return -1
-  // A key with short escapes only cannot spell `action` (they stand for no letter).
-  const match = stringToken.escaped ? 'no' : equalsIgnoreAsciiCase(buf, memberKey.start + 1, memberKey.end - 1, ACTION)
+function memberStart (buf: Buffer, i: number, plain: string | undefined): number {
+  if (buf[i] !== QUOTE) return -1
+  const keyEnd = stringEnd(buf, i, plain)
+  if (keyEnd === -1) return -1
+  const match = stringToken.escaped ? 'no' : equalsIgnoreAsciiCase(buf, i + 1, keyEnd - 1, ACTION)
   if (match === 'case') return -1
-  actionNext = match === 'exact'
+  const value = colonValue(buf, keyEnd)
+  if (value === -1) return -1
+  if (match === 'exact') {
+    if (buf[value] !== QUOTE) return -1
+    const end = stringEnd(buf, value, plain)
+    if (end === -1 || stringToken.escaped || !isDataAction(buf, value + 1, end - 1)) return -1
+  }
   return value
 }
 
@@ -69,36 +67,39 @@ function memberStart (buf: Buffer, i: number): number {
 export function needsGate (raw: Buffer): boolean {
   const start = skipWs(raw, 0)
   if (raw[start] !== OPEN_BRACE) return true
-  const text = plainText(raw)
-  if (text === null) return true
-  plain = text
-  try {
-    return scan(raw, start)
-  } finally {
-    plain = undefined
-  }
+  const plain = plainText(raw)
+  if (plain === null) return true
+  // A `\u` escape could spell any character, an action name's included: never trusted. (A plain
+  // body holds no backslash.)
+  if (plain === undefined && hasUnicodeEscape(raw)) return true
+  const end = walk(raw, start, plain)
+  return end === -1 || skipWs(raw, end) !== raw.length || !isUtf8(raw)
 }
 
-/** The grammar walk of `needsGate` from the opening brace at `i`. */
-function scan (raw: Buffer, i: number): boolean {
+const IN_OBJECT = 1
+const IN_ARRAY = 2
+/** The open containers of the body being walked (walks are synchronous: one array serves all). */
+const open = new Uint8Array(MAX_DEPTH + 1)
+
+/**
+ * `valueEnd` (scan.ts) from the object at `i`, with every member read by `memberStart`. The walk is
+ * written here again, calling the shared token functions, because handing `memberStart` to
+ * `valueEnd` as a parameter cost the triage 10–15% on the benchmark's 5 KB data commit
+ * (bench/scan-parts.ts: 6.4 against 5.6 µs; 5.9 with this walk, same machine and runs); the
+ * property tests hold both walks to `JSON.parse` (test/unit/json/scan.test.ts,
+ * commit-scan.test.ts).
+ */
+function walk (raw: Buffer, i: number, plain: string | undefined): number {
   let depth = 0
-  actionNext = false
   for (;;) {
     // A value starts at `i` (whitespace skipped).
     const c = raw[i]
-    if (actionNext) {
-      actionNext = false
-      if (c !== QUOTE) return true
-      const end = stringEnd(raw, i, plain)
-      if (end === -1 || stringToken.escaped || !isDataAction(raw, i + 1, end - 1)) return true
-      i = end
-    } else if (c === QUOTE) {
-      // Any `\u` escape could spell an action name where a key is not expected to: never trusted.
+    if (c === QUOTE) {
       i = stringEnd(raw, i, plain)
-      if (i === -1 || stringToken.unicode) return true
+      if (i === -1) return -1
     } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       // Too deep for the gate's reader is the gate's to refuse.
-      if (++depth > MAX_DEPTH) return true
+      if (++depth > MAX_DEPTH) return -1
       const object = c === OPEN_BRACE
       open[depth] = object ? IN_OBJECT : IN_ARRAY
       i = skipWs(raw, i + 1)
@@ -106,24 +107,24 @@ function scan (raw: Buffer, i: number): boolean {
         depth--
         i++
       } else {
-        if (object && (i = memberStart(raw, i)) === -1) return true
+        if (object && (i = memberStart(raw, i, plain)) === -1) return -1
         continue
       }
     } else {
       i = scalarEnd(raw, i)
-      if (i === -1) return true
+      if (i === -1) return -1
     }
     // After a value: close containers, or move to the next element or member.
     for (;;) {
+      if (depth === 0) return i
       i = skipWs(raw, i)
-      if (depth === 0) return i !== raw.length || !isUtf8(raw)
       const d = raw[i]
       if (d === COMMA) {
         i = skipWs(raw, i + 1)
-        if (open[depth] === IN_OBJECT && (i = memberStart(raw, i)) === -1) return true
+        if (open[depth] === IN_OBJECT && (i = memberStart(raw, i, plain)) === -1) return -1
         break
       }
-      if (d !== (open[depth] === IN_OBJECT ? CLOSE_BRACE : CLOSE_BRACKET)) return true
+      if (d !== (open[depth] === IN_OBJECT ? CLOSE_BRACE : CLOSE_BRACKET)) return -1
       depth--
       i++
     }

@@ -195,12 +195,16 @@ function grow (): void {
   open = wider
 }
 
+/** Reads an object member's key and colon from `i`: the start of its value, or -1 (see `memberValue`). */
+export type MemberReader = (buf: Buffer, i: number, plain: string | undefined) => number
+
 /**
  * Index just past the JSON value at `i` (whitespace before it skipped), or -1 when the bytes from
  * there are not one strict value (RFC 8259 grammar) or nest deeper than `maxDepth`. UTF-8 is not
- * checked (see `stringEnd`).
+ * checked (see `stringEnd`). Each object member's key is read by `member`, which may look at the
+ * key and refuse the document (-1) as well.
  */
-export function valueEnd (buf: Buffer, i: number, maxDepth = DEFAULT_MAX_DEPTH, plain?: string): number {
+export function valueEnd (buf: Buffer, i: number, maxDepth = DEFAULT_MAX_DEPTH, plain?: string, member: MemberReader = memberValue): number {
   let depth = 0
   i = skipWs(buf, i)
   for (;;) {
@@ -219,7 +223,7 @@ export function valueEnd (buf: Buffer, i: number, maxDepth = DEFAULT_MAX_DEPTH, 
         depth--
         i++
       } else {
-        if (object && (i = memberValue(buf, i, plain)) === -1) return -1
+        if (object && (i = member(buf, i, plain)) === -1) return -1
         continue
       }
     } else {
@@ -233,7 +237,7 @@ export function valueEnd (buf: Buffer, i: number, maxDepth = DEFAULT_MAX_DEPTH, 
       const d = buf[i]
       if (d === COMMA) {
         i = skipWs(buf, i + 1)
-        if (open[depth] === IN_OBJECT && (i = memberValue(buf, i, plain)) === -1) return -1
+        if (open[depth] === IN_OBJECT && (i = member(buf, i, plain)) === -1) return -1
         break
       }
       if (d !== (open[depth] === IN_OBJECT ? CLOSE_BRACE : CLOSE_BRACKET)) return -1
@@ -243,22 +247,38 @@ export function valueEnd (buf: Buffer, i: number, maxDepth = DEFAULT_MAX_DEPTH, 
   }
 }
 
-/** Where the last `memberValue` read its key: the opening quote and just past the closing one. */
-export const memberKey = { start: 0, end: 0 }
+const UNICODE_ESCAPE = Buffer.from('\\u')
+
+/** Whether a `\u` escape stands anywhere in `buf` (a backslash not itself escaped, then `u`). */
+export function hasUnicodeEscape (buf: Buffer): boolean {
+  for (let at = buf.indexOf(UNICODE_ESCAPE); at !== -1; at = buf.indexOf(UNICODE_ESCAPE, at + 1)) {
+    // Backslashes pair off from the left: the last of an odd run escapes the `u`.
+    let b = at - 1
+    while (buf[b] === BACKSLASH) b--
+    if ((at - b) % 2 === 1) return true
+  }
+  return false
+}
+
+/**
+ * Reads the colon after an object member's key, the key's closing quote just before `i`: the
+ * start of the member's value (whitespace skipped), or -1 when no colon follows.
+ */
+export function colonValue (buf: Buffer, i: number): number {
+  const colon = skipWs(buf, i)
+  if (buf[colon] !== COLON) return -1
+  return skipWs(buf, colon + 1)
+}
 
 /**
  * Reads an object member's key and colon from `i` (the key's opening quote, whitespace skipped):
- * the start of its value (whitespace skipped), or -1. Sets `memberKey` and `stringToken`.
+ * the start of its value (whitespace skipped), or -1. The key ends at `stringEnd`'s answer, and
+ * `stringToken` says how it is spelled.
  */
 export function memberValue (buf: Buffer, i: number, plain?: string): number {
   if (buf[i] !== QUOTE) return -1
   const end = stringEnd(buf, i, plain)
-  if (end === -1) return -1
-  memberKey.start = i
-  memberKey.end = end
-  const colon = skipWs(buf, end)
-  if (buf[colon] !== COLON) return -1
-  return skipWs(buf, colon + 1)
+  return end === -1 ? -1 : colonValue(buf, end)
 }
 
 /**

@@ -14,7 +14,7 @@
  * JSON are ASCII and never occur inside a multi-byte UTF-8 sequence, so positions are byte offsets.
  */
 import {
-  CLOSE_BRACE, CLOSE_BRACKET, COMMA, keyIs, memberKey, memberValue, OPEN_BRACE, OPEN_BRACKET, skipWs, stringToken, valueEnd
+  CLOSE_BRACE, CLOSE_BRACKET, colonValue, COMMA, keyIs, OPEN_BRACE, OPEN_BRACKET, QUOTE, skipWs, stringEnd, stringToken, valueEnd
 } from './scan.js'
 
 /** Where a request object sits in the body: `[]` for the top level, `['table-changes', 2]` in a transaction. */
@@ -106,9 +106,10 @@ function findMember (raw: Buffer, start: number, key: string): Member | undefine
   let i = skipWs(raw, start + 1)
   if (raw[i] === CLOSE_BRACE) return undefined
   for (;;) {
-    const valueStart = memberValue(raw, i)
+    const keyEnd = raw[i] === QUOTE ? stringEnd(raw, i) : -1
+    const found = keyEnd !== -1 && keyIs(raw, i, keyEnd, stringToken.escaped, key, keyBytes)
+    const valueStart = keyEnd === -1 ? -1 : colonValue(raw, keyEnd)
     if (valueStart === -1) throw new Error('Cannot add requirements: malformed object')
-    const found = keyIs(raw, memberKey.start, memberKey.end, stringToken.escaped, key, keyBytes)
     const end = endOf(raw, valueStart)
     if (found) return { valueStart, valueEnd: end }
     i = skipWs(raw, end)

@@ -9,7 +9,7 @@ import t from 'tap'
 import { isUtf8 } from 'node:buffer'
 import {
   CLOSE_BRACE, CLOSE_BRACKET, COMMA, decodeString, depthProblem, equalsIgnoreAsciiCase, isWs, keepsExact, keyIs, literalEnd,
-  memberKey, memberValue, NUMBER, numberEnd, numberTokenEnd, OPEN_BRACE, OPEN_BRACKET, plainText, QUOTE, quoteEnd, scalarEnd,
+  colonValue, memberValue, NUMBER, numberEnd, numberTokenEnd, OPEN_BRACE, OPEN_BRACKET, plainText, QUOTE, quoteEnd, scalarEnd,
   skipWs, stringEnd, stringToken, valueEnd
 } from '../../../src/json/scan.js'
 
@@ -130,9 +130,11 @@ function bytesTokens (raw: Buffer, plain?: string): Array<[number, number]> | un
       if (raw[i] === (object ? CLOSE_BRACE : CLOSE_BRACKET)) { i++; return true }
       for (;;) {
         if (object) {
-          const v = memberValue(raw, i, plain)
-          if (v === -1) return false
-          out.push([memberKey.start, memberKey.end])
+          if (raw[i] !== QUOTE) return false
+          const keyEnd = stringEnd(raw, i, plain)
+          const v = keyEnd === -1 ? -1 : colonValue(raw, keyEnd)
+          if (v === -1 || memberValue(raw, i, plain) !== v) return false
+          out.push([i, keyEnd])
           i = v
         }
         if (!value()) return false
@@ -227,7 +229,7 @@ t.test('validity: the byte form accepts exactly what JSON.parse accepts', async 
 
 t.test('deep nesting: any depth up to the bound, refused past it', async t => {
   for (const depth of [1, 255, 256, 257, 5000]) {
-    for (const [open, close] of [['[', ']'], ['{"a":', '}']]) {
+    for (const [open, close] of [['[', ']'], ['{"a":', '}']] as const) {
       const raw = Buffer.from(`${open.repeat(depth)}0${close.repeat(depth)}`)
       t.equal(valueEnd(raw, 0) !== -1, depth <= 256, `${depth} levels of ${open} against the default bound`)
       t.equal(valueEnd(raw, 0, Infinity), raw.length, `${depth} levels of ${open} without a bound`)
@@ -267,14 +269,15 @@ t.test('key reading: case, escapes', async t => {
   const keys: Array<[number, number, boolean]> = []
   let i = 1
   for (;;) {
-    const v = memberValue(raw, i)
-    keys.push([memberKey.start, memberKey.end, stringToken.escaped])
+    const end = stringEnd(raw, i)
+    keys.push([i, end, stringToken.escaped])
+    const v = colonValue(raw, end)
     i = skipWs(raw, scalarEnd(raw, v))
     if (raw[i] !== COMMA) break
     i++
   }
   t.equal(keys.length, 3)
-  const [a, r, b] = keys as Array<[number, number, boolean]>
+  const [a, r, b] = keys as [[number, number, boolean], [number, number, boolean], [number, number, boolean]]
   t.equal(equalsIgnoreAsciiCase(raw, a[0] + 1, a[1] - 1, word), 'case')
   t.equal(equalsIgnoreAsciiCase(raw, b[0] + 1, b[1] - 1, word), 'exact')
   t.equal(equalsIgnoreAsciiCase(raw, r[0] + 1, r[1] - 1, word), 'no')
