@@ -75,7 +75,7 @@ export function readBaseText (raw: Buffer, known?: KnownSchemas, maxDepth = 4 * 
       }
       rest += text.slice(from)
       value = JSON.parse(rest)
-      if (marks > 0) value = reviveMarks(value, marks)
+      if (marks > 0) value = reviveMarks(value, marks, text)
       if (scanned.fills.length > 0 && !fillFields(value, scanned.fills)) {
         // Cannot happen for a text the scan followed; if it did, the slow reader, nothing reused.
         value = parse(text, null, (s: string) => new LosslessNumber(s))

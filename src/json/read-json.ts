@@ -57,7 +57,7 @@ export function readJson (text: string, opts: ReadOptions): JsonRead {
       from = end
     }
     marked += text.slice(from)
-    return { ok: true, value: reviveMarks(JSON.parse(marked), scanned.length / 2) }
+    return { ok: true, value: reviveMarks(JSON.parse(marked), scanned.length / 2, text) }
   } catch (err) {
     return { ok: false, problem: `invalid JSON: ${nativeMessage(text, err)}` }
   }
@@ -184,8 +184,13 @@ function scan (text: string, opts: ReadOptions): number[] | string {
  * Turns the `count` marked strings back into numbers. Members are visited last first and the walk
  * stops at the last mark: long ids live in the snapshot part of table metadata, which every writer
  * puts after the schemas, so a base's schema history is usually never walked.
+ *
+ * A mark the walk does not find was not a value: either a repeated key dropped it (valid JSON, the
+ * last value wins) or the number stood where a key must, which `text` as received is not allowed
+ * to get away with (marked, `{1e5:1}` would parse). The rare case checks `text` with `JSON.parse`,
+ * which throws the parser's own error for the second.
  */
-export function reviveMarks (root: unknown, count: number): unknown {
+export function reviveMarks (root: unknown, count: number, text: string): unknown {
   let left = count
   const walk = (value: unknown): unknown => {
     if (typeof value === 'string') {
@@ -216,7 +221,9 @@ export function reviveMarks (root: unknown, count: number): unknown {
     }
     return o
   }
-  return walk(root)
+  const value = walk(root)
+  if (left > 0) JSON.parse(text)
+  return value
 }
 
 /** The message `JSON.parse` gives for the text as received (positions in the marked copy would be off). */
