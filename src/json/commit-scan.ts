@@ -83,11 +83,10 @@ const open = new Uint8Array(MAX_DEPTH + 1)
 
 /**
  * `valueEnd` (scan.ts) from the object at `i`, with every member read by `memberStart`. The walk is
- * written here again, calling the shared token functions, because handing `memberStart` to
- * `valueEnd` as a parameter cost the triage 10–15% on the benchmark's 5 KB data commit
- * (bench/scan-parts.ts: 6.4 against 5.6 µs; 5.9 with this walk, same machine and runs); the
- * property tests hold both walks to `JSON.parse` (test/unit/json/scan.test.ts,
- * commit-scan.test.ts).
+ * written here again around the shared token functions because reading members through a function
+ * handed to `valueEnd` cost the triage 10–15% on the benchmark's 5 KB data commit
+ * (bench/scan-parts.ts); the property tests hold both walks to `JSON.parse`
+ * (test/unit/json/scan.test.ts, commit-scan.test.ts).
  */
 function walk (raw: Buffer, i: number, plain: string | undefined): number {
   let depth = 0

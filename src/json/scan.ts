@@ -195,16 +195,12 @@ function grow (): void {
   open = wider
 }
 
-/** Reads an object member's key and colon from `i`: the start of its value, or -1 (see `memberValue`). */
-export type MemberReader = (buf: Buffer, i: number, plain: string | undefined) => number
-
 /**
  * Index just past the JSON value at `i` (whitespace before it skipped), or -1 when the bytes from
  * there are not one strict value (RFC 8259 grammar) or nest deeper than `maxDepth`. UTF-8 is not
- * checked (see `stringEnd`). Each object member's key is read by `member`, which may look at the
- * key and refuse the document (-1) as well.
+ * checked (see `stringEnd`).
  */
-export function valueEnd (buf: Buffer, i: number, maxDepth = DEFAULT_MAX_DEPTH, plain?: string, member: MemberReader = memberValue): number {
+export function valueEnd (buf: Buffer, i: number, maxDepth = DEFAULT_MAX_DEPTH, plain?: string): number {
   let depth = 0
   i = skipWs(buf, i)
   for (;;) {
@@ -223,7 +219,7 @@ export function valueEnd (buf: Buffer, i: number, maxDepth = DEFAULT_MAX_DEPTH, 
         depth--
         i++
       } else {
-        if (object && (i = member(buf, i, plain)) === -1) return -1
+        if (object && (i = memberValue(buf, i, plain)) === -1) return -1
         continue
       }
     } else {
@@ -237,7 +233,7 @@ export function valueEnd (buf: Buffer, i: number, maxDepth = DEFAULT_MAX_DEPTH, 
       const d = buf[i]
       if (d === COMMA) {
         i = skipWs(buf, i + 1)
-        if (open[depth] === IN_OBJECT && (i = member(buf, i, plain)) === -1) return -1
+        if (open[depth] === IN_OBJECT && (i = memberValue(buf, i, plain)) === -1) return -1
         break
       }
       if (d !== (open[depth] === IN_OBJECT ? CLOSE_BRACE : CLOSE_BRACKET)) return -1
@@ -303,7 +299,8 @@ export function equalsIgnoreAsciiCase (buf: Buffer, from: number, to: number, wo
 
 /**
  * Whether the string token `start`..`end` (quotes included) of valid JSON spells `key`; an escaped
- * token (`escaped`, from `stringToken`) is decoded first: `"requir\u0065ments"` is `requirements`.
+ * token (`escaped`: `stringToken.escaped` after `stringEnd` read it) is decoded first:
+ * `"requir\u0065ments"` is `requirements`.
  */
 export function keyIs (buf: Buffer, start: number, end: number, escaped: boolean, key: string, keyBytes: Buffer): boolean {
   if (!escaped) return equalsIgnoreAsciiCase(buf, start + 1, end - 1, keyBytes) === 'exact'
