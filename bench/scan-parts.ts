@@ -8,11 +8,13 @@
  *   node --import tsx bench/scan-parts.ts
  *
  * Figures are CPU µs per call (process.cpuUsage), the best of several rounds; compare rows of one
- * run with each other. `isUtf8` and `JSON.parse` are references: parts of the old scan.
+ * run with each other. `isUtf8` and `JSON.parse` are references: parts of the old scan; `valueEnd`
+ * is the shared walk of src/json/scan.ts, which the triage's own walk repeats with its key checks.
  */
 import { bestCpuPerCall } from './lib/best-cpu.js'
 import { isUtf8 } from 'node:buffer'
 import { needsGate } from '../src/json/commit-scan.js'
+import { valueEnd } from '../src/json/scan.js'
 import { needsGateByParse } from '../test/helpers/commit-scan-reference.js'
 import { dataCommit, type TableOptions } from './lib/fixtures.js'
 
@@ -26,6 +28,7 @@ if (needsGate(body) || needsGateByParse(body)) throw new Error('the benchmark bo
 const parts: Array<[string, () => unknown]> = [
   ['needsGate, before (action scan + isUtf8 + JSON.parse)', () => needsGateByParse(body)],
   ['needsGate, now (one-pass validator)', () => needsGate(body)],
+  ['  reference: valueEnd alone (the shared grammar walk, no action checks)', () => valueEnd(body, 0)],
   ['  reference: isUtf8 alone', () => isUtf8(body)],
   ['  reference: toString + JSON.parse alone', () => JSON.parse(body.toString('utf8'))]
 ]

@@ -11,9 +11,9 @@
  */
 import { LosslessNumber, parse } from 'lossless-json'
 import { readJson } from './read-json.js'
+import { DEFAULT_MAX_DEPTH } from './scan.js'
 
-/** Deepest nesting of objects and arrays a commit body may have. A real schema needs far fewer. */
-export const DEFAULT_MAX_DEPTH = 256
+export { DEFAULT_MAX_DEPTH }
 
 export type ParsedBody =
   | { readonly ok: true, readonly value: unknown }

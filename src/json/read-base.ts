@@ -19,7 +19,8 @@
 import { LosslessNumber, parse } from 'lossless-json'
 import type { Schema } from '../iceberg/types.js'
 import { decodeUtf8, DEFAULT_MAX_DEPTH } from './parse-commit-body.js'
-import { MARK_ESCAPE, nativeMessage, NUMBER, numberToken, numberTokenEnd, reviveMarks, SAFE_DIGITS, stringEnd } from './read-json.js'
+import { MARK_ESCAPE, nativeMessage, reviveMarks } from './read-json.js'
+import { depthProblem, hasEscape, keepsExact, numberTokenEnd, quoteEnd } from './scan.js'
 
 /** The schemas of one read, in the order of the answer's `schemas` array. */
 export interface KnownSchemas {
@@ -74,7 +75,7 @@ export function readBaseText (raw: Buffer, known?: KnownSchemas, maxDepth = 4 * 
       }
       rest += text.slice(from)
       value = JSON.parse(rest)
-      if (marks > 0) value = reviveMarks(value, marks)
+      if (marks > 0) value = reviveMarks(value, marks, text)
       if (scanned.fills.length > 0 && !fillFields(value, scanned.fills)) {
         // Cannot happen for a text the scan followed; if it did, the slow reader, nothing reused.
         value = parse(text, null, (s: string) => new LosslessNumber(s))
@@ -187,7 +188,7 @@ function scanAnswer (text: string, maxDepth: number, known: KnownSchemas | undef
     const c = text.charCodeAt(i)
     if (c === 0x22) { // a string
       const start = i
-      i = stringEnd(text, i)
+      i = quoteEnd(text, i)
       if (expectKey) {
         expectKey = false
         if (!track) continue
@@ -256,7 +257,7 @@ function scanAnswer (text: string, maxDepth: number, known: KnownSchemas | undef
         fieldStart = i
         fieldMax = depth + 1
       }
-      if (depth >= maxDepth) return `nesting deeper than ${maxDepth} levels`
+      if (depth >= maxDepth) return depthProblem(maxDepth)
       depth++
       if (depth > elementMax) elementMax = depth
       if (depth > fieldMax) fieldMax = depth
@@ -288,7 +289,7 @@ function scanAnswer (text: string, maxDepth: number, known: KnownSchemas | undef
     } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) { // a number token
       const start = i
       i = numberTokenEnd(text, i)
-      if (numberToken.integer && numberToken.digits > SAFE_DIGITS && NUMBER.test(text.slice(start, i))) {
+      if (keepsExact(text, start, i, false)) {
         edits.push(start, i, MARK)
         marks++
       }
@@ -335,11 +336,6 @@ function knownAt (text: string, at: number, depth: number, maxDepth: number, kno
   if (index < texts.length && fits(index)) return index
   for (let k = 0; k < texts.length; k++) if (k !== index && fits(k)) return k
   return -1
-}
-
-function hasEscape (text: string, start: number, end: number): boolean {
-  for (let j = start + 1; j < end; j++) if (text.charCodeAt(j) === 0x5c) return true
-  return false
 }
 
 /** A copy of `slice` that does not keep the string it was cut from alive (V8 flattens the concatenation). */

@@ -17,16 +17,11 @@
  * prototype).
  */
 import { LosslessNumber } from 'lossless-json'
+import { decodeString, depthProblem, keepsExact, numberTokenEnd, quoteEnd } from './scan.js'
 
 /** Marks a kept number inside a string; a JSON text could only produce it through a `\u0001` escape, which sends the text to the slow path. */
 const MARK = '\u0001'
 export const MARK_ESCAPE = '\\u0001'
-
-// An integer of 16 or more digits may exceed 2^53 (9007199254740992); shorter ones are exact.
-export const SAFE_DIGITS = 15
-
-/** RFC 8259 §6 number grammar: a token that does not match is left for `JSON.parse` to refuse. */
-export const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/
 
 export type JsonRead =
   | { readonly ok: true, readonly value: unknown }
@@ -62,34 +57,10 @@ export function readJson (text: string, opts: ReadOptions): JsonRead {
       from = end
     }
     marked += text.slice(from)
-    return { ok: true, value: reviveMarks(JSON.parse(marked), scanned.length / 2) }
+    return { ok: true, value: reviveMarks(JSON.parse(marked), scanned.length / 2, text) }
   } catch (err) {
     return { ok: false, problem: `invalid JSON: ${nativeMessage(text, err)}` }
   }
-}
-
-/** What `numberTokenEnd` found: one object reused for every token, so a scan allocates nothing per number. */
-export const numberToken = { integer: true, digits: 0 }
-
-/**
- * End of the number token starting at `start` (a `-` or a digit): the first character that is not
- * a digit, `.`, `e`, `E`, `+` or a `-` after the first. Grammar is `NUMBER`'s to check, on the few
- * tokens kept. Sets `numberToken`: whether it has no fraction or exponent, and how many digits.
- */
-export function numberTokenEnd (text: string, start: number): number {
-  const n = text.length
-  let digits = 0
-  let integer = true
-  let i = start
-  for (; i < n; i++) {
-    const d = text.charCodeAt(i)
-    if (d >= 0x30 && d <= 0x39) digits++
-    else if (d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || (d === 0x2d && i > start)) integer = false
-    else if (!(d === 0x2d && i === start)) break
-  }
-  numberToken.integer = integer
-  numberToken.digits = digits
-  return i
 }
 
 /**
@@ -125,12 +96,12 @@ function scan (text: string, opts: ReadOptions): number[] | string {
       const start = i
       if (!(checkKeys && expectKey)) {
         // Strings are most of the bytes, so the closing quote is found natively.
-        i = stringEnd(text, i)
+        i = quoteEnd(text, i)
         continue
       }
       expectKey = false
       if (isObject[depth - 1] !== true || keys === undefined) {
-        i = stringEnd(text, i)
+        i = quoteEnd(text, i)
         continue
       }
       // A key: short, so read here, hashing as it goes; one with an escape is decoded instead.
@@ -144,8 +115,8 @@ function scan (text: string, opts: ReadOptions): number[] | string {
       }
       let decoded: string | undefined
       if (escaped) {
-        i = stringEnd(text, start)
-        decoded = decodeKey(text.slice(start, i + 1))
+        i = quoteEnd(text, start)
+        decoded = decodeString(text.slice(start, i + 1))
         if (decoded === undefined) {
           // A bad escape: JSON.parse refuses the text with a better message than ours.
           checkKeys = false
@@ -177,7 +148,7 @@ function scan (text: string, opts: ReadOptions): number[] | string {
       }
       lastKeyConstructor = decoded === undefined ? i - start === 12 && text.startsWith('constructor', start + 1) : decoded === 'constructor'
     } else if (c === 0x7b || c === 0x5b) { // { [
-      if (depth >= maxDepth) return `nesting deeper than ${maxDepth} levels`
+      if (depth >= maxDepth) return depthProblem(maxDepth)
       const object = c === 0x7b
       if (checkKeys && keys !== undefined) {
         isObject[depth] = object
@@ -202,32 +173,24 @@ function scan (text: string, opts: ReadOptions): number[] | string {
     } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) { // a number token
       const start = i
       i = numberTokenEnd(text, i)
-      if ((numberToken.integer ? numberToken.digits > SAFE_DIGITS : fractions) && NUMBER.test(text.slice(start, i))) kept.push(start, i)
+      if (keepsExact(text, start, i, fractions)) kept.push(start, i)
       i--
     }
   }
   return kept
 }
 
-/** Index of the quote closing the string that opens at `start` (the text's length when unterminated). */
-export function stringEnd (text: string, start: number): number {
-  let q = start
-  for (;;) {
-    q = text.indexOf('"', q + 1)
-    if (q === -1) return text.length
-    // Escaped when preceded by an odd number of backslashes.
-    let b = q - 1
-    while (text.charCodeAt(b) === 0x5c) b--
-    if ((q - b) % 2 === 1) return q
-  }
-}
-
 /**
  * Turns the `count` marked strings back into numbers. Members are visited last first and the walk
  * stops at the last mark: long ids live in the snapshot part of table metadata, which every writer
  * puts after the schemas, so a base's schema history is usually never walked.
+ *
+ * A mark the walk does not find was not a value: either a repeated key dropped it (valid JSON, the
+ * last value wins) or the number stood where a key must, which `text` as received is not allowed
+ * to get away with (marked, `{1e5:1}` would parse). The rare case checks `text` with `JSON.parse`,
+ * which throws the parser's own error for the second.
  */
-export function reviveMarks (root: unknown, count: number): unknown {
+export function reviveMarks (root: unknown, count: number, text: string): unknown {
   let left = count
   const walk = (value: unknown): unknown => {
     if (typeof value === 'string') {
@@ -258,7 +221,9 @@ export function reviveMarks (root: unknown, count: number): unknown {
     }
     return o
   }
-  return walk(root)
+  const value = walk(root)
+  if (left > 0) JSON.parse(text)
+  return value
 }
 
 /** The message `JSON.parse` gives for the text as received (positions in the marked copy would be off). */
@@ -333,14 +298,6 @@ function keyProblem (key: string, underConstructor: boolean): string | undefined
 
 function duplicateKey (key: string): string {
   return `duplicate key "${printable(key)}" in one object`
-}
-
-function decodeKey (token: string): string | undefined {
-  try {
-    return JSON.parse(token) as string
-  } catch {
-    return undefined
-  }
 }
 
 function printable (key: string): string {

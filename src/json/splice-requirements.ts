@@ -13,6 +13,9 @@
  * this pass only finds positions (strings, escapes and nesting respected). The structural bytes of
  * JSON are ASCII and never occur inside a multi-byte UTF-8 sequence, so positions are byte offsets.
  */
+import {
+  CLOSE_BRACE, CLOSE_BRACKET, colonValue, COMMA, keyIs, OPEN_BRACE, OPEN_BRACKET, QUOTE, skipWs, stringEnd, stringToken, valueEnd
+} from './scan.js'
 
 /** Where a request object sits in the body: `[]` for the top level, `['table-changes', 2]` in a transaction. */
 export type JsonPath = ReadonlyArray<string | number>
@@ -45,9 +48,9 @@ export function spliceRequirements (raw: Buffer, edits: readonly RequirementEdit
     const added = edit.requirements.map(requirementJson).join(',')
     const existing = findMember(raw, objectStart, 'requirements')
     if (existing === undefined) {
-      const empty = raw[skipSpace(raw, objectStart + 1)] === RBRACE
+      const empty = raw[skipWs(raw, objectStart + 1)] === CLOSE_BRACE
       splices.push({ from: objectStart + 1, to: objectStart + 1, text: `"requirements":[${added}]${empty ? '' : ','}` })
-    } else if (raw[existing.valueStart] === LBRACKET) {
+    } else if (raw[existing.valueStart] === OPEN_BRACKET) {
       const last = lastElement(raw, existing.valueStart)
       splices.push(last === undefined
         ? { from: existing.valueStart + 1, to: existing.valueStart + 1, text: added }
@@ -73,32 +76,23 @@ export function requirementJson (m: SplicedRequirement): string {
   return `{"type":${JSON.stringify(m.type)},${JSON.stringify(m.field)}:${JSON.stringify(m.value)}}`
 }
 
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
-const LBRACE = 0x7b
-const RBRACE = 0x7d
-const LBRACKET = 0x5b
-const RBRACKET = 0x5d
-const COMMA = 0x2c
-const COLON = 0x3a
-
-interface Member { readonly key: string, readonly valueStart: number, readonly valueEnd: number }
+interface Member { readonly valueStart: number, readonly valueEnd: number }
 
 /** Start offset of the value at `path` (an object). */
 function locate (raw: Buffer, path: JsonPath): number {
-  let at = skipSpace(raw, skipBom(raw))
+  let at = skipWs(raw, skipBom(raw))
   for (const step of path) {
     if (typeof step === 'number') {
-      const element = raw[at] === LBRACKET ? elementAt(raw, at, step) : undefined
+      const element = raw[at] === OPEN_BRACKET ? elementAt(raw, at, step) : undefined
       if (element === undefined) throw new Error(`Cannot add requirements: no element ${step} in the body`)
       at = element.start
     } else {
-      const member = raw[at] === LBRACE ? findMember(raw, at, step) : undefined
+      const member = raw[at] === OPEN_BRACE ? findMember(raw, at, step) : undefined
       if (member === undefined) throw new Error(`Cannot add requirements: no member ${step} in the body`)
       at = member.valueStart
     }
   }
-  if (raw[at] !== LBRACE) throw new Error('Cannot add requirements: the request is not a JSON object')
+  if (raw[at] !== OPEN_BRACE) throw new Error('Cannot add requirements: the request is not a JSON object')
   return at
 }
 
@@ -108,33 +102,33 @@ function locate (raw: Buffer, path: JsonPath): number {
  * commit adds (most of its bytes) is never walked.
  */
 function findMember (raw: Buffer, start: number, key: string): Member | undefined {
-  let i = skipSpace(raw, start + 1)
-  if (raw[i] === RBRACE) return undefined
+  const keyBytes = Buffer.from(key, 'utf8')
+  let i = skipWs(raw, start + 1)
+  if (raw[i] === CLOSE_BRACE) return undefined
   for (;;) {
-    const keyEnd = skipString(raw, i)
-    const name = decodeKey(raw, i, keyEnd)
-    i = skipSpace(raw, keyEnd)
-    if (raw[i] !== COLON) throw new Error('Cannot add requirements: malformed object')
-    const valueStart = skipSpace(raw, i + 1)
-    const valueEnd = skipValue(raw, valueStart)
-    if (name === key) return { key, valueStart, valueEnd }
-    i = skipSpace(raw, valueEnd)
-    if (raw[i] === COMMA) { i = skipSpace(raw, i + 1); continue }
-    if (raw[i] === RBRACE) return undefined
+    const keyEnd = raw[i] === QUOTE ? stringEnd(raw, i) : -1
+    const found = keyEnd !== -1 && keyIs(raw, i, keyEnd, stringToken.escaped, key, keyBytes)
+    const valueStart = keyEnd === -1 ? -1 : colonValue(raw, keyEnd)
+    if (valueStart === -1) throw new Error('Cannot add requirements: malformed object')
+    const end = endOf(raw, valueStart)
+    if (found) return { valueStart, valueEnd: end }
+    i = skipWs(raw, end)
+    if (raw[i] === COMMA) { i = skipWs(raw, i + 1); continue }
+    if (raw[i] === CLOSE_BRACE) return undefined
     throw new Error('Cannot add requirements: malformed object')
   }
 }
 
 /** Element `index` of the array starting at `start` (its `[`); with `index` -1, the last one. */
 function elementAt (raw: Buffer, start: number, index: number): { start: number, end: number } | undefined {
-  let i = skipSpace(raw, start + 1)
-  if (raw[i] === RBRACKET) return undefined
+  let i = skipWs(raw, start + 1)
+  if (raw[i] === CLOSE_BRACKET) return undefined
   for (let k = 0; ; k++) {
-    const end = skipValue(raw, i)
+    const end = endOf(raw, i)
     if (k === index) return { start: i, end }
-    const next = skipSpace(raw, end)
-    if (raw[next] === COMMA) { i = skipSpace(raw, next + 1); continue }
-    if (raw[next] === RBRACKET) return index === -1 ? { start: i, end } : undefined
+    const next = skipWs(raw, end)
+    if (raw[next] === COMMA) { i = skipWs(raw, next + 1); continue }
+    if (raw[next] === CLOSE_BRACKET) return index === -1 ? { start: i, end } : undefined
     throw new Error('Cannot add requirements: malformed array')
   }
 }
@@ -143,57 +137,11 @@ function lastElement (raw: Buffer, start: number): { start: number, end: number 
   return elementAt(raw, start, -1)
 }
 
-/** End offset (exclusive) of the value starting at `i`. */
-function skipValue (raw: Buffer, i: number): number {
-  const c = raw[i]
-  if (c === QUOTE) return skipString(raw, i)
-  if (c === LBRACE || c === LBRACKET) {
-    let depth = 0
-    for (; i < raw.length; i++) {
-      const d = raw[i]
-      if (d === QUOTE) i = skipString(raw, i) - 1
-      else if (d === LBRACE || d === LBRACKET) depth++
-      else if ((d === RBRACE || d === RBRACKET) && --depth === 0) return i + 1
-    }
-    throw new Error('Cannot add requirements: unterminated value')
-  }
-  // A number or literal: up to the next delimiter or space.
-  while (i < raw.length) {
-    const d = raw[i] as number
-    if (d === COMMA || d === RBRACE || d === RBRACKET || isSpace(d)) break
-    i++
-  }
-  return i
-}
-
-/** End offset (exclusive, after the closing quote) of the string starting at `i`. */
-function skipString (raw: Buffer, i: number): number {
-  if (raw[i] !== QUOTE) throw new Error('Cannot add requirements: expected a string')
-  // Strings are most of a body's bytes: the closing quote is found natively, then checked for
-  // escaping (an odd run of backslashes before it).
-  let q = i
-  for (;;) {
-    q = raw.indexOf(QUOTE, q + 1)
-    if (q === -1) throw new Error('Cannot add requirements: unterminated string')
-    let b = q - 1
-    while (raw[b] === BACKSLASH) b--
-    if ((q - b) % 2 === 1) return q + 1
-  }
-}
-
-function decodeKey (raw: Buffer, start: number, end: number): string {
-  const slice = raw.subarray(start, end)
-  // Only an escaped key needs decoding; `"requir\u0065ments"` is the same key.
-  return slice.includes(BACKSLASH) ? JSON.parse(slice.toString('utf8')) as string : raw.toString('utf8', start + 1, end - 1)
-}
-
-function skipSpace (raw: Buffer, i: number): number {
-  while (i < raw.length && isSpace(raw[i] as number)) i++
-  return i
-}
-
-function isSpace (c: number): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
+/** End offset (exclusive) of the value starting at `i`; the reader bounded its depth already. */
+function endOf (raw: Buffer, i: number): number {
+  const end = valueEnd(raw, i, Infinity)
+  if (end === -1) throw new Error('Cannot add requirements: malformed value')
+  return end
 }
 
 /** A UTF-8 byte order mark the reader tolerated (TextDecoder drops it): left in place, skipped here. */

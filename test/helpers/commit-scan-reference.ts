@@ -12,7 +12,7 @@ const BACKSLASH = 0x5c
 const COLON = 0x3a
 const OPEN_BRACE = 0x7b
 const ACTION = Buffer.from('action')
-/** The gate's nesting bound (src/json/parse-commit-body.ts DEFAULT_MAX_DEPTH). */
+/** The gate's nesting bound (src/json/scan.ts DEFAULT_MAX_DEPTH). */
 const MAX_DEPTH = 256
 
 function isWs (c: number | undefined): boolean {

@@ -6,7 +6,8 @@
  */
 import fc from 'fast-check'
 import t from 'tap'
-import { parseCommitBody } from '../../../src/json/parse-commit-body.js'
+import { parseCommitBody, parseUpstreamBody } from '../../../src/json/parse-commit-body.js'
+import { readBaseText } from '../../../src/json/read-base.js'
 
 /** The first key problem of a valid JSON text, in document order, as the reader words it. */
 function referenceProblem (text: string): string | undefined {
@@ -94,4 +95,19 @@ t.test('keys compared in place: same length, same hash bucket, different text', 
   if (!r.ok) t.equal(r.message, 'Cannot read request body: duplicate key "k7" in one object', 'a duplicate past the linear search is found')
   t.ok(parseCommitBody(Buffer.from('{"a":{"k":1},"k":{"a":1}}')).ok, 'a child\'s keys leave with it')
   t.notOk(parseCommitBody(Buffer.from('{"a":{"k":1},"b":[{"c":1}],"a":1}')).ok, 'the parent\'s keys stay through its children')
+})
+
+t.test('a number where a key must be is refused, though its text is kept as a marked string', async t => {
+  for (const text of ['{"a":1,12345678901234567890:1}', '{1.5:1}', '{"a":{-4159988147758116429:[]}}']) {
+    const r = parseCommitBody(Buffer.from(text))
+    t.notOk(r.ok, text)
+    if (!r.ok) t.match(r.message, /^Cannot read request body: invalid JSON: /)
+  }
+  const upstream = parseUpstreamBody(Buffer.from('{"x":[1],12345678901234567890:1}'))
+  t.notOk(upstream.ok, 'an upstream answer too')
+  const base = readBaseText(Buffer.from('{"metadata":{"schemas":[],12345678901234567890:1}}'))
+  t.notOk(base.ok, 'and a loadTable answer')
+  // A repeated key drops a kept number from the tree: valid JSON, read as JSON.parse reads it.
+  const repeated = parseUpstreamBody(Buffer.from('{"id":12345678901234567890,"id":7}'))
+  t.same(repeated, { ok: true, value: { id: 7 } }, 'a repeated key in an answer keeps the last value')
 })
