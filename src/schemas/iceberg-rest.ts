@@ -35,7 +35,8 @@ const TableRequirementSchema = Type.Object({ type: Type.String() }, { additional
 const TableUpdateSchema = Type.Object({ action: Type.String() }, { additionalProperties: true })
 
 export const CommitTableRequestSchema = Type.Object({
-  identifier: Type.Optional(ref(TableIdentifierSchema)),
+  // Iceberg Java's RESTObjectMapper writes an absent identifier as null; null reads as absent.
+  identifier: Type.Optional(Type.Union([ref(TableIdentifierSchema), Type.Null()])),
   requirements: Type.Array(TableRequirementSchema, { description: 'TableRequirement objects, each with a `type`.' }),
   updates: Type.Array(TableUpdateSchema, { description: 'TableUpdate objects, each with an `action`.' })
 }, { $id: 'CommitTableRequest', additionalProperties: true })

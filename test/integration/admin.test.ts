@@ -117,6 +117,29 @@ t.test('admin API over HTTP against the embedded catalog', async (t) => {
     t.equal(res.json.tables[1].verdict, 'deny', 'dropping a column on db.* is')
   })
 
+  await t.test('validate reads the table identifier as the gate does: by levels, a null identifier is absent', async (t) => {
+    const request = evolve([ID, CUSTOMER, QUANTITY, { id: 5, name: 'memo', required: false, type: 'string' }], 1)
+    // "a" + "b.t" and "a.b" + "t" print alike as dotted names but are different tables.
+    const levels = await post(`${admin}/validate`, {
+      table: { namespace: ['a'], name: 'b.t' },
+      request: { ...request, identifier: { namespace: ['a', 'b'], name: 't' } }
+    })
+    t.equal(levels.status, 400, 'a table that differs by its levels is refused')
+    isErrorModel(t, levels.json, 400, /table names .* but request\.identifier names/)
+    const same = await post(`${admin}/validate`, {
+      table: { namespace: ['db'], name: 'orders' },
+      request: { ...request, identifier: { namespace: ['db'], name: 'orders' } }
+    })
+    t.equal(same.status, 200, 'the same table named twice is judged')
+    t.same(same.json.table, { namespace: ['db'], name: 'orders' })
+    const nullId = await post(`${admin}/validate`, { table: { namespace: ['db'], name: 'orders' }, request: { ...request, identifier: null } })
+    t.equal(nullId.status, 200, 'a null request.identifier reads as absent (Java writes nulls)')
+    t.same(nullId.json.table, { namespace: ['db'], name: 'orders' })
+    const unnamed = await post(`${admin}/validate`, { table: { namespace: ['db'], name: '' }, request })
+    t.equal(unnamed.status, 400, 'an empty table name is refused')
+    isErrorModel(t, unnamed.json, 400, /table\.name/)
+  })
+
   await t.test('validate: bad input is a 400 ErrorModel naming the field', async (t) => {
     const cases: Array<[unknown, RegExp]> = [
       [{ request: { updates: [] } }, /body\.request must have property "requirements"/],
