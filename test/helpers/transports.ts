@@ -47,7 +47,9 @@ export function onEveryTransport (t: Test, file: string): void {
   const jobs = t.jobs
   t.jobs = others.length
   for (const transport of others) {
-    t.spawn(process.execPath, [...process.execArgv, fileURLToPath(file)], { env: { ...process.env, [VARIABLE]: transport } }, `on ${transport}`)
+    // The transport also follows the file as an argument: tap names a process's `t.testdir()`
+    // folders after its script and arguments, so the children never share one.
+    t.spawn(process.execPath, [...process.execArgv, fileURLToPath(file), transport], { env: { ...process.env, [VARIABLE]: transport } }, `on ${transport}`)
   }
   t.jobs = jobs
 }
