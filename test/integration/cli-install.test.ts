@@ -3,7 +3,9 @@
  * `npm install --save-dev ./iceguard-x.tgz` in a project and `npm install -g` of the same tarball,
  * and the installed `iceguard` runs. The dependencies come from npm's cache (`--offline`); when the
  * cache lacks them the registry is asked, and where it cannot be reached the install checks are
- * skipped, saying so (required when CI is set).
+ * skipped, saying so (required when CI is set). better-sqlite3's prebuilt binary is offered the way
+ * prebuild-install finds one (helpers/prebuilt-binary.ts), as a CI job with a network gets it from
+ * the release, instead of compiling SQLite from source in each install.
  */
 import { execFile } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -12,6 +14,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { EXIT } from '../../src/cli/exit-codes.js'
+import { compiledFromSource, offerPrebuild } from '../helpers/prebuilt-binary.js'
 import { inCi } from '../helpers/system-tool.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -32,7 +35,7 @@ function cleanEnv (): NodeJS.ProcessEnv {
   }
   return { ...env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' }
 }
-const env = cleanEnv()
+let env = cleanEnv()
 
 interface Run { code: number, stdout: string, stderr: string }
 function run (cmd: string, args: string[], cwd: string): Promise<Run> {
@@ -65,6 +68,7 @@ function succeeded (t: Test, r: Run, what: string): void {
 t.test('the packed CLI installs into a project and globally, and runs', async (t) => {
   const work = mkdtempSync(join(tmpdir(), 'iceguard-install-'))
   t.teardown(() => rmSync(work, { recursive: true, force: true }))
+  env = { ...env, ...await offerPrebuild(join(root, 'node_modules', 'better-sqlite3'), join(work, 'prebuilds')) }
 
   const packed = await run('npm', ['pack', '--json', '--pack-destination', work], root)
   succeeded(t, packed, 'npm pack (its prepare script builds)')
@@ -113,4 +117,7 @@ t.test('the packed CLI installs into a project and globally, and runs', async (t
   const globalCheck = await run(globalBin, ['check', '--table', 'db.orders', '--metadata', fixture('table-metadata.json'), '--request', fixture('add-optional-column.json')], work)
   succeeded(t, globalCheck, 'the global iceguard judges an allowed change')
   t.match(globalCheck.stdout, /^db\.orders: allow/)
+  for (const dir of [join(project, 'node_modules', 'better-sqlite3'), join(prefix, 'lib', 'node_modules', 'iceguard', 'node_modules', 'better-sqlite3')]) {
+    if (compiledFromSource(dir)) t.comment(`${dir} was compiled from source: the install resolved a better-sqlite3 other than this checkout's`)
+  }
 })
