@@ -13,8 +13,15 @@ function ajvFor (coerce: boolean): Ajv {
   return ajv
 }
 
+/**
+ * One pair per process, made on first use: the shared schemas and the route schemas are the same
+ * objects in every app a process builds, and Ajv keeps what it compiled per schema object, so an
+ * app built again (a reload, or a test that starts many) compiles nothing twice.
+ */
+let instances: { body: Ajv, params: Ajv } | undefined
+
 export function adminValidatorCompiler (): FastifySchemaCompiler<AnySchema> {
-  const body = ajvFor(false)
-  const params = ajvFor(true)
+  instances ??= { body: ajvFor(false), params: ajvFor(true) }
+  const { body, params } = instances
   return ({ schema, httpPart }) => (httpPart === 'body' ? body : params).compile(schema)
 }
