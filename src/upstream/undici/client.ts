@@ -9,6 +9,7 @@
 import type { Dispatcher } from 'undici'
 import { isResendable, resendOnce, upstreamError } from '../exchange-rules.js'
 import { forwardRequestHeaders, headersToObject, relayResponseHeaders } from '../headers.js'
+import { chunkedAnswer } from '../answer-body.js'
 
 export interface UpstreamRequest {
   readonly method: string
@@ -25,7 +26,13 @@ export interface UpstreamResponse {
   readonly statusCode: number
   /** Lower-case names; hop-by-hop headers removed; a repeated header is an array. */
   readonly headers: Record<string, string | string[]>
+  /** The body in one buffer (joined from `chunks` on first use when it came in several). */
   readonly body: Buffer
+  /**
+   * The body as the pieces it arrived in, transfer coding removed: what relays and the gate read
+   * (absent: `body` is the one piece).
+   */
+  readonly chunks?: readonly Buffer[]
 }
 
 export interface UpstreamClient {
@@ -130,11 +137,8 @@ class CollectHandler implements Dispatcher.DispatchHandler {
   }
 
   onComplete (): void {
-    this.#resolve({
-      statusCode: this.statusCode,
-      headers: headersToObject(relayResponseHeaders(this.rawHeaders)),
-      body: this.chunks.length === 1 ? this.chunks[0] as Buffer : Buffer.concat(this.chunks)
-    })
+    // undici hands each chunk over for good (a slice of its read): kept as they are, not joined.
+    this.#resolve(chunkedAnswer(this.statusCode, headersToObject(relayResponseHeaders(this.rawHeaders)), this.chunks, this.#received))
   }
 
   onError (err: Error): void {
