@@ -9,14 +9,31 @@ import type { UpstreamResponse } from './undici/client.js'
 /** An answer whose body is `chunks` (`length` bytes in all, possibly no chunk at all). */
 export function chunkedAnswer (statusCode: number, headers: Record<string, string | string[]>,
   chunks: readonly Buffer[], length: number): UpstreamResponse {
-  let joined: Buffer | undefined = chunks.length === 1 ? chunks[0] : undefined
-  return {
-    statusCode,
-    headers,
-    chunks,
-    get body (): Buffer {
-      joined ??= chunks.length === 0 ? Buffer.alloc(0) : Buffer.concat(chunks, length)
-      return joined
-    }
+  if (chunks.length === 1) return { statusCode, headers, body: chunks[0] as Buffer, chunks }
+  return new PiecesAnswer(statusCode, headers, chunks, length)
+}
+
+/**
+ * A getter on the class, not on an object literal: a literal's accessor is a new closure per
+ * answer, and one of them (with the pieces it holds) stayed reachable from V8's shared shape of
+ * the literal, so large answers outlived their request and forced extra full collections.
+ */
+class PiecesAnswer implements UpstreamResponse {
+  readonly statusCode: number
+  readonly headers: Record<string, string | string[]>
+  readonly chunks: readonly Buffer[]
+  readonly #length: number
+  #joined: Buffer | undefined
+
+  constructor (statusCode: number, headers: Record<string, string | string[]>, chunks: readonly Buffer[], length: number) {
+    this.statusCode = statusCode
+    this.headers = headers
+    this.chunks = chunks
+    this.#length = length
+  }
+
+  get body (): Buffer {
+    this.#joined ??= this.chunks.length === 0 ? Buffer.alloc(0) : Buffer.concat(this.chunks, this.#length)
+    return this.#joined
   }
 }
