@@ -4,7 +4,18 @@
  * joining them into one buffer is left to the callers that want one (`body`, joined once, on
  * first use).
  */
-import type { UpstreamResponse } from './undici/client.js'
+export interface UpstreamResponse {
+  readonly statusCode: number
+  /** Lower-case names; hop-by-hop headers removed; a repeated header is an array. */
+  readonly headers: Record<string, string | string[]>
+  /** The body in one buffer (joined from `chunks` on first use when it came in several). */
+  readonly body: Buffer
+  /**
+   * The body as the pieces it arrived in, transfer coding removed: what relays and the gate read
+   * (absent: `body` is the one piece).
+   */
+  readonly chunks?: readonly Buffer[]
+}
 
 /** An answer whose body is `chunks` (`length` bytes in all, possibly no chunk at all). */
 export function chunkedAnswer (statusCode: number, headers: Record<string, string | string[]>,

@@ -9,7 +9,9 @@
 import type { Dispatcher } from 'undici'
 import { isResendable, resendOnce, upstreamError } from '../exchange-rules.js'
 import { forwardRequestHeaders, headersToObject, relayResponseHeaders } from '../headers.js'
-import { chunkedAnswer } from '../answer-body.js'
+import { chunkedAnswer, type UpstreamResponse } from '../answer-body.js'
+
+export type { UpstreamResponse }
 
 export interface UpstreamRequest {
   readonly method: string
@@ -20,19 +22,6 @@ export interface UpstreamRequest {
   readonly body?: Buffer
   /** A write whose outcome matters: failures after sending are "commit state unknown". */
   readonly commit?: boolean
-}
-
-export interface UpstreamResponse {
-  readonly statusCode: number
-  /** Lower-case names; hop-by-hop headers removed; a repeated header is an array. */
-  readonly headers: Record<string, string | string[]>
-  /** The body in one buffer (joined from `chunks` on first use when it came in several). */
-  readonly body: Buffer
-  /**
-   * The body as the pieces it arrived in, transfer coding removed: what relays and the gate read
-   * (absent: `body` is the one piece).
-   */
-  readonly chunks?: readonly Buffer[]
 }
 
 export interface UpstreamClient {
