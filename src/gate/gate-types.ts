@@ -25,6 +25,8 @@ export interface UpstreamAnswer {
   readonly statusCode: number
   readonly headers: Readonly<Record<string, string | string[] | undefined>>
   readonly body: Buffer
+  /** The body as the pieces it arrived in (absent: `body`), read and relayed without joining them. */
+  readonly chunks?: readonly Buffer[]
 }
 
 /** Result of loading a table's current metadata from the upstream. */

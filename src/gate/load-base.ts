@@ -86,7 +86,7 @@ export function upstreamTableLoader (get: UpstreamGet, cache?: BaseCache, texts?
     if (cached !== undefined && answer.statusCode === 304) return { status: 200, metadata: cached.metadata }
     const load = readLoadAnswer(answer, reuse)
     const etag = answer.headers.etag
-    if (load.metadata !== undefined && typeof etag === 'string' && etag !== '') cache.set(key, etag, load.metadata, answer.body.length)
+    if (load.metadata !== undefined && typeof etag === 'string' && etag !== '') cache.set(key, etag, load.metadata, bodyLength(answer))
     else cache.delete(key)
     return load
   }
@@ -111,6 +111,14 @@ async function getOrTooLarge (get: UpstreamGet, table: TableRef, path: string, h
   }
 }
 
+/** The size of an answer's body, without joining its pieces. */
+function bodyLength (answer: UpstreamAnswer): number {
+  if (answer.chunks === undefined) return answer.body.length
+  let n = 0
+  for (const piece of answer.chunks) n += piece.length
+  return n
+}
+
 /** A load answered by iceguard itself, in the shape of an upstream refusal the gate relays. */
 function refusal (error: ErrorDef, message: string): BaseLoad {
   const { statusCode, body } = answer(error, message)
@@ -132,7 +140,7 @@ export function readLoadAnswer (answer: UpstreamAnswer, reuse?: SchemaReuse): Ba
   if (answer.statusCode !== 200) {
     return { status: answer.statusCode, rawStatusBody: answer.body, headers: answer.headers }
   }
-  const read = readBaseText(answer.body, reuse?.texts.get(reuse.key))
+  const read = readBaseText(answer.chunks ?? answer.body, reuse?.texts.get(reuse.key))
   if (!read.ok) return { status: 200, problem: read.message }
   if (!isObject(read.value) || !isObject(read.value.metadata)) {
     return { status: 200, problem: 'the answer has no metadata object' }

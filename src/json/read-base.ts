@@ -44,8 +44,11 @@ export type BaseText =
 
 const NONE: ReadonlyMap<number, Schema> = new Map()
 
-/** Reads a loadTable answer; `known` are the schemas of the table's previous read, if any. */
-export function readBaseText (raw: Buffer, known?: KnownSchemas, maxDepth = 4 * DEFAULT_MAX_DEPTH): BaseText {
+/**
+ * Reads a loadTable answer (its bytes, or the pieces they arrived in); `known` are the schemas of
+ * the table's previous read, if any.
+ */
+export function readBaseText (raw: Buffer | readonly Buffer[], known?: KnownSchemas, maxDepth = 4 * DEFAULT_MAX_DEPTH): BaseText {
   const text = decodeUtf8(raw)
   if (text === undefined) return { ok: false, message: 'Cannot read upstream answer: it is not valid UTF-8' }
   let scanned = scanAnswer(text, maxDepth, known, true)

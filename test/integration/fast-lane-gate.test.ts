@@ -11,7 +11,7 @@ import http from 'node:http'
 import { Writable } from 'node:stream'
 import t, { type Test } from 'tap'
 import { IcebergRestCatalog } from 'iceberg-js'
-import { dechunk, createPoolClient } from '../../src/upstream/lane/pool-client.js'
+import { createPoolClient } from '../../src/upstream/lane/pool-client.js'
 import { UpstreamPool } from '../../src/upstream/lane/upstream-pool.js'
 import { cloneSchema, clientShapes, createFixtureTable, fieldByPath, loadMeta, BIG_ID, type Meta } from '../helpers/gate-fixtures.js'
 import { loggerOptions } from '../../src/main/app.js'
@@ -231,10 +231,4 @@ t.test('pooled exchanges: every framing read whole, long ids untouched, a GET re
   const unreachable = createPoolClient({ pool: closedPool, basePath: '', upstreamHost: 'x', headersTimeout: 60_000, bodyTimeout: 60_000, retryAfter: 7, maxResponseBytes: 1000 })
   t.match(await failure(unreachable.request({ method: 'POST', path: '/x', body: Buffer.from('{}'), commit: true })),
     { statusCode: 503, sent: false, headers: { 'retry-after': '7' } }, 'nothing sent: 503 with Retry-After')
-})
-
-t.test('dechunk: sizes, extensions and trailers', async t => {
-  t.equal(dechunk(Buffer.from('5;ext=1\r\nhello\r\n1\r\n \r\n5\r\nworld\r\n0\r\ntrailer: x\r\n\r\n')).toString(), 'hello world')
-  t.equal(dechunk(Buffer.from('0\r\n\r\n')).length, 0)
-  t.equal(dechunk(Buffer.from('A\r\n0123456789\r\n0\r\n\r\n')).toString(), '0123456789', 'hex sizes in either case')
 })

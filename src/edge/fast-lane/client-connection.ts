@@ -474,7 +474,7 @@ export class ClientConnection implements UpstreamUser {
       return
     }
     const res = outcome.response
-    this.answerGated(res.statusCode, res.headers, outcome.headers, res.body, false)
+    this.answerGated(res.statusCode, res.headers, outcome.headers, res.chunks ?? res.body, false)
   }
 
   readonly onGateFailed = (err: unknown): void => {
@@ -486,9 +486,12 @@ export class ClientConnection implements UpstreamUser {
       { headers: { 'retry-after': String(this.ctx.retryAfter) } }))
   }
 
-  /** Writes a whole answer (the gate's or the upstream's, as the gate relays it), then goes on. */
+  /**
+   * Writes a whole answer (the gate's or the upstream's, as the gate relays it: the pieces it
+   * arrived in, written together, not joined), then goes on.
+   */
   answerGated (status: number, headers: Readonly<Record<string, string | readonly string[] | undefined>>,
-    extra: Readonly<Record<string, string>> | undefined, body: Buffer, own: boolean, count = true): void {
+    extra: Readonly<Record<string, string>> | undefined, body: Buffer | readonly Buffer[], own: boolean, count = true): void {
     const ctx = this.ctx
     let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\n`
     if (own) head += `content-type: application/json; charset=utf-8\r\ndate: ${new Date().toUTCString()}\r\n`
@@ -499,16 +502,18 @@ export class ClientConnection implements UpstreamUser {
       else for (const v of value) head += `${name}: ${v}\r\n`
     }
     if (extra !== undefined) for (const name in extra) head += `${name}: ${extra[name] as string}\r\n`
+    if (!Buffer.isBuffer(body) && body.length < 2) body = body[0] ?? Buffer.alloc(0)
     // 204 and 304 carry no body and no length (RFC 9110 §8.6).
     if (status === 204 || status === 304) body = Buffer.alloc(0)
-    else head += `content-length: ${body.length}\r\n`
+    else head += `content-length: ${Buffer.isBuffer(body) ? body.length : body.reduce((n, piece) => n + piece.length, 0)}\r\n`
     this.closeAfter = this.closeAfter || ctx.closing()
     head += this.closeAfter ? 'connection: close\r\n\r\n' : `connection: keep-alive\r\nkeep-alive: timeout=${Math.floor(ctx.keepAliveTimeout / 1000)}\r\n\r\n`
-    if (body.length <= JOIN_LIMIT) writeJoined(this.socket, head, body)
+    if (Buffer.isBuffer(body) && body.length <= JOIN_LIMIT) writeJoined(this.socket, head, body)
     else {
       this.socket.cork()
       this.socket.write(head, 'latin1')
-      this.socket.write(body)
+      if (Buffer.isBuffer(body)) this.socket.write(body)
+      else for (const piece of body) this.socket.write(piece)
       this.socket.uncork()
     }
     if (count) ctx.count(this.kind, this.method, status)

@@ -1,8 +1,12 @@
 /**
  * Follows a chunked body (RFC 9112 §7.1) as it streams past, without copying it, to find where the
  * message ends. The bytes themselves are relayed unchanged; only the sizes are read. A size that is
- * not hex, or a chunk not followed by CRLF, is an invalid answer.
+ * not hex, or a chunk not followed by CRLF, is an invalid answer. A reader that wants the payload
+ * (the upstream client) is shown each run of chunk data as it passes (`scan`'s `data`).
  */
+
+/** Receives the bytes `buf[from, to)` of chunk data, in order; `buf` is only valid during the call. */
+export type ChunkData = (buf: Buffer, from: number, to: number) => void
 
 // Scanner states.
 const S_SIZE = 0
@@ -28,13 +32,14 @@ export class ChunkedScanner {
    * Scans `buf` from `start`. Returns the index just past the end of the message when it ends in
    * this buffer, -1 when more is needed, or -2 when the body is malformed.
    */
-  scan (buf: Buffer, start = 0): number {
+  scan (buf: Buffer, start = 0, data?: ChunkData): number {
     let i = start
     const n = buf.length
     while (i < n) {
       switch (this.#state) {
         case S_DATA: {
           const take = Math.min(this.#remaining, n - i)
+          if (data !== undefined) data(buf, i, i + take)
           i += take
           this.#remaining -= take
           if (this.#remaining === 0) this.#state = S_DATA_CR

@@ -10,9 +10,11 @@
  * `UpstreamError` from the catalogue, with `sent` telling whether the request reached the
  * upstream; a GET is resent once when a pooled socket turns out to be dead, a POST never.
  */
+import { TLSSocket } from 'node:tls'
 import { isResendable, resendOnce, upstreamError } from '../exchange-rules.js'
 import { flatHeaders, type UpstreamClient, type UpstreamRequest, type UpstreamResponse } from '../undici/client.js'
 import { headersToObject, relayResponseHeaders } from '../headers.js'
+import { chunkedAnswer } from '../answer-body.js'
 import { ChunkedScanner } from './chunked-scanner.js'
 import { codedError } from './coded-error.js'
 import { scanResponseHead, type ResponseHead } from './response-head.js'
@@ -60,7 +62,12 @@ class Exchange implements UpstreamUser {
   #chunks: Buffer[] = []
   /** The body of a Content-Length answer, filled as it arrives. */
   #whole: Buffer | undefined
+  /** Body bytes kept so far (payload: chunk sizes not counted). */
   #bytes = 0
+  /** Bytes of a chunked answer received so far, sizes and CRLFs included (the size limit). */
+  #received = 0
+  /** The socket reads into the body's buffer itself (TCP; TLS sockets hand over chunks of their own). */
+  #readsInPlace = false
   #scanner: ChunkedScanner | undefined
   #reusable = false
 
@@ -96,12 +103,14 @@ class Exchange implements UpstreamUser {
     }
     this.#up = conn
     conn.user = this
+    this.#readsInPlace = !(conn.socket instanceof TLSSocket)
     this.#sent = true
     this.#headBytes = undefined
     this.#head = undefined
     this.#chunks = []
     this.#whole = undefined
     this.#bytes = 0
+    this.#received = 0
     this.#startedAt = process.hrtime.bigint()
     conn.socket.setTimeout(this.#opts.headersTimeout)
     conn.socket.write(this.#request)
@@ -135,40 +144,57 @@ class Exchange implements UpstreamUser {
     if (scanned.rest.length > 0) this.#body(scanned.rest)
   }
 
-  /** Body bytes as framed; each piece is copied (it lives in the pool's reused read buffer). */
+  /**
+   * Body bytes as framed. A piece in the pool's reused read buffer is copied once, into where it
+   * stays: a body of known length into its one buffer (later reads land there directly, see
+   * `UpstreamConnection.readTarget`), chunk data (sizes and CRLFs dropped) into a piece of its own.
+   */
   #body (chunk: Buffer): void {
     const head = this.#head as ResponseHead
-    let take = chunk
-    let complete = false
     if (head.framing === 'length') {
       const left = head.length - this.#bytes
+      if (head.length > this.#opts.maxResponseBytes) {
+        return this.#fail(codedError(`answer larger than ${this.#opts.maxResponseBytes} bytes`, 'ICEGUARD_RESPONSE_TOO_LARGE'))
+      }
+      let take = chunk
       if (chunk.length >= left) {
         if (chunk.length > left) this.#reusable = false
         take = chunk.subarray(0, left)
-        complete = true
       }
-    } else if (head.framing === 'chunked') {
-      const end = (this.#scanner as ChunkedScanner).scan(chunk)
-      if (end === -2) return this.#fail(codedError('invalid chunked encoding from the upstream', 'HPE_INVALID_CHUNK_SIZE'))
-      if (end !== -1) {
-        if (end < chunk.length) this.#reusable = false
-        take = chunk.subarray(0, end)
-        complete = true
+      // The length is known and within the limit: one buffer, no join at the end.
+      const whole = this.#whole ??= Buffer.allocUnsafe(head.length)
+      if (take.buffer !== whole.buffer || take.byteOffset !== whole.byteOffset + this.#bytes) take.copy(whole, this.#bytes)
+      this.#bytes += take.length
+      const up = this.#up as UpstreamConnection
+      if (this.#bytes === head.length) {
+        up.readTarget = undefined
+        this.#done()
+      } else if (this.#readsInPlace) {
+        up.readTarget = whole.subarray(this.#bytes)
       }
+      return
     }
-    if ((head.framing === 'length' ? head.length : this.#bytes + take.length) > this.#opts.maxResponseBytes) {
+    let end = -1
+    if (head.framing === 'chunked') {
+      end = (this.#scanner as ChunkedScanner).scan(chunk, 0, this.#keepData)
+      if (end === -2) return this.#fail(codedError('invalid chunked encoding from the upstream', 'HPE_INVALID_CHUNK_SIZE'))
+      if (end !== -1 && end < chunk.length) this.#reusable = false
+      // The limit counts the bytes as they came, sizes included.
+      this.#received += end === -1 ? chunk.length : end
+    } else {
+      this.#keepData(chunk, 0, chunk.length)
+      this.#received = this.#bytes
+    }
+    if (this.#received > this.#opts.maxResponseBytes) {
       return this.#fail(codedError(`answer larger than ${this.#opts.maxResponseBytes} bytes`, 'ICEGUARD_RESPONSE_TOO_LARGE'))
     }
-    if (head.framing === 'length') {
-      // The length is known (and within the limit, checked above on the first piece): one buffer,
-      // one copy per piece, no join at the end.
-      this.#whole ??= Buffer.allocUnsafe(head.length)
-      take.copy(this.#whole, this.#bytes)
-    } else {
-      this.#chunks.push(Buffer.from(take))
-    }
-    this.#bytes += take.length
-    if (complete) this.#done()
+    if (end >= 0) this.#done()
+  }
+
+  /** Keeps body bytes of a chunked or close-delimited answer (copied: `buf` is the reused read buffer). */
+  readonly #keepData = (buf: Buffer, from: number, to: number): void => {
+    this.#chunks.push(Buffer.from(buf.subarray(from, to)))
+    this.#bytes += to - from
   }
 
   onUpstreamEnd (): void {
@@ -199,12 +225,8 @@ class Exchange implements UpstreamUser {
     this.#up = undefined
     this.#settled = true
     if (up !== undefined) this.#opts.pool.release(up, this.#reusable, head.keepAliveMs)
-    const raw = this.#whole ?? (this.#chunks.length === 1 ? this.#chunks[0] as Buffer : Buffer.concat(this.#chunks, this.#bytes))
-    this.#resolve({
-      statusCode: head.status,
-      headers: headersToObject(relayResponseHeaders(head.rawHeaders)),
-      body: head.framing === 'chunked' ? dechunk(raw) : raw
-    })
+    this.#resolve(chunkedAnswer(head.status, headersToObject(relayResponseHeaders(head.rawHeaders)),
+      this.#whole === undefined ? this.#chunks : [this.#whole], this.#bytes))
   }
 
   #fail (err: Error): void {
@@ -213,6 +235,7 @@ class Exchange implements UpstreamUser {
     this.#up = undefined
     if (up !== undefined) {
       up.user = undefined
+      up.readTarget = undefined
       up.socket.destroy()
     }
     if (resendOnce(this.#retryable, this.#retried, this.#sent, this.#head !== undefined || this.#headBytes !== undefined, err)) {
@@ -225,24 +248,4 @@ class Exchange implements UpstreamUser {
     this.#settled = true
     this.#reject(upstreamError(err, this.#sent, this.#commit, this.#opts.retryAfter))
   }
-}
-
-/**
- * The payload of a complete chunked body (RFC 9112 §7.1), already checked by `ChunkedScanner`:
- * sizes and data, extensions and trailer fields dropped.
- */
-export function dechunk (raw: Buffer): Buffer {
-  const parts: Buffer[] = []
-  let i = 0
-  for (;;) {
-    const eol = raw.indexOf('\r\n', i, 'latin1')
-    if (eol === -1) break
-    const line = raw.toString('latin1', i, eol)
-    const semi = line.indexOf(';')
-    const size = parseInt(semi === -1 ? line : line.slice(0, semi), 16)
-    if (!(size > 0)) break
-    parts.push(raw.subarray(eol + 2, eol + 2 + size))
-    i = eol + 2 + size + 2
-  }
-  return parts.length === 1 ? parts[0] as Buffer : Buffer.concat(parts)
 }

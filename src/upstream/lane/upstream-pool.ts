@@ -72,6 +72,13 @@ export class UpstreamConnection {
    * (a write the client socket did not take at once): the next read then gets a fresh buffer.
    */
   readBufferTaken = false
+  /**
+   * Where the next reads go instead of `readBuffer`: the unread tail of an answer body whose
+   * length is known (src/upstream/lane/pool-client.ts), so that the kernel writes the body into
+   * its final buffer and nothing copies it again. The user sets and clears it while it holds the
+   * socket; its length bounds each read, so no byte past the body can land there.
+   */
+  readTarget: Buffer | undefined = undefined
 
   constructor (opts: UpstreamPoolOptions, onReady: Acquired, onRead: (conn: UpstreamConnection, chunk: Buffer) => void) {
     this.onReady = onReady
@@ -88,8 +95,8 @@ export class UpstreamConnection {
       noDelay: true,
       onread: {
         buffer: () => this.readInto(),
-        callback: (n: number): boolean => {
-          onRead(this, this.readBuffer.subarray(0, n))
+        callback: (n: number, buf: Uint8Array): boolean => {
+          onRead(this, (buf as Buffer).subarray(0, n))
           return true
         }
       }
@@ -97,6 +104,7 @@ export class UpstreamConnection {
   }
 
   readInto (): Buffer {
+    if (this.readTarget !== undefined) return this.readTarget
     if (this.readBufferTaken) {
       this.readBuffer = Buffer.allocUnsafeSlow(READ_BUFFER_SIZE)
       this.readBufferTaken = false
@@ -147,6 +155,7 @@ export class UpstreamPool {
   /** Returns a socket after a complete exchange; `reusable` false closes it. */
   release (conn: UpstreamConnection, reusable: boolean, keepAliveHintMs: number): void {
     conn.user = undefined
+    conn.readTarget = undefined
     if (!reusable || this.#closed || conn.ended || conn.socket.destroyed) {
       conn.socket.destroy()
       return

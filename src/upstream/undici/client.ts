@@ -9,6 +9,9 @@
 import type { Dispatcher } from 'undici'
 import { isResendable, resendOnce, upstreamError } from '../exchange-rules.js'
 import { forwardRequestHeaders, headersToObject, relayResponseHeaders } from '../headers.js'
+import { chunkedAnswer, type UpstreamResponse } from '../answer-body.js'
+
+export type { UpstreamResponse }
 
 export interface UpstreamRequest {
   readonly method: string
@@ -19,13 +22,6 @@ export interface UpstreamRequest {
   readonly body?: Buffer
   /** A write whose outcome matters: failures after sending are "commit state unknown". */
   readonly commit?: boolean
-}
-
-export interface UpstreamResponse {
-  readonly statusCode: number
-  /** Lower-case names; hop-by-hop headers removed; a repeated header is an array. */
-  readonly headers: Record<string, string | string[]>
-  readonly body: Buffer
 }
 
 export interface UpstreamClient {
@@ -130,11 +126,8 @@ class CollectHandler implements Dispatcher.DispatchHandler {
   }
 
   onComplete (): void {
-    this.#resolve({
-      statusCode: this.statusCode,
-      headers: headersToObject(relayResponseHeaders(this.rawHeaders)),
-      body: this.chunks.length === 1 ? this.chunks[0] as Buffer : Buffer.concat(this.chunks)
-    })
+    // undici hands each chunk over for good (a slice of its read): kept as they are, not joined.
+    this.#resolve(chunkedAnswer(this.statusCode, headersToObject(relayResponseHeaders(this.rawHeaders)), this.chunks, this.#received))
   }
 
   onError (err: Error): void {
