@@ -30,14 +30,14 @@ export function depthProblem (maxDepth: number): string {
 }
 
 export const QUOTE = 0x22
-export const BACKSLASH = 0x5c
-export const COLON = 0x3a
+const BACKSLASH = 0x5c
+const COLON = 0x3a
 export const COMMA = 0x2c
 export const OPEN_BRACE = 0x7b
 export const CLOSE_BRACE = 0x7d
 export const OPEN_BRACKET = 0x5b
 export const CLOSE_BRACKET = 0x5d
-export const MINUS = 0x2d
+const MINUS = 0x2d
 
 // ---------------------------------------------------------------------------------------------
 // Bytes
@@ -54,7 +54,7 @@ export function skipWs (buf: Buffer, i: number): number {
   return i
 }
 
-export function isDigit (c: number | undefined): boolean {
+function isDigit (c: number | undefined): boolean {
   return c !== undefined && c >= 0x30 && c <= 0x39
 }
 
@@ -346,10 +346,10 @@ export function decodeString (token: string): string | undefined {
 export const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/
 
 /** An integer of 16 or more digits may exceed 2^53 (9007199254740992); shorter ones are exact. */
-export const SAFE_DIGITS = 15
+const SAFE_DIGITS = 15
 
 /** What `numberTokenEnd` found: one object reused for every token, so a scan allocates nothing per number. */
-export const numberToken = { integer: true, digits: 0 }
+const numberToken = { integer: true, digits: 0 }
 
 /**
  * End of the number token starting at `start` (a `-` or a digit): the first character that is not

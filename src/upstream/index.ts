@@ -10,10 +10,9 @@ import type { UpstreamError } from '../errors.js'
 import { createUpstreamClient, type UpstreamClient } from './undici/client.js'
 import { StreamForwarder } from './undici/stream-forward.js'
 
-export type { UpstreamClient, UpstreamRequest, UpstreamResponse } from './undici/client.js'
-export { createUpstreamClient } from './undici/client.js'
-export { StreamForwarder, type ForwardOptions } from './undici/stream-forward.js'
-export { forwardRequestHeaders, relayResponseHeaders, headersToObject } from './headers.js'
+export type { UpstreamClient } from './undici/client.js'
+export { StreamForwarder } from './undici/stream-forward.js'
+export { forwardRequestHeaders } from './headers.js'
 
 export interface Upstream {
   readonly origin: string

@@ -11,7 +11,7 @@ export type Framing = 'none' | 'length' | 'chunked' | 'close'
 /** The blank line that ends an HTTP/1.1 head. */
 export const HEAD_END = Buffer.from('\r\n\r\n', 'latin1')
 /** Largest upstream response head accepted. */
-export const MAX_RESPONSE_HEAD = 64 * 1024
+const MAX_RESPONSE_HEAD = 64 * 1024
 
 export interface ResponseHead {
   readonly status: number
