@@ -7,6 +7,7 @@
  */
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
+import { applyEdits, byteEdit } from '../../helpers/byte-edits.js'
 import { DATA_ACTIONS, needsGate } from '../../../src/json/commit-scan.js'
 import { needsGateByParse, onlyDataActions } from '../../helpers/commit-scan-reference.js'
 
@@ -182,20 +183,9 @@ const commitText = fc.tuple(
 })
 
 /** Bytes a random edit may put in: structure, escapes, controls, non-ASCII and invalid UTF-8. */
-const editByte = fc.constantFrom(0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x2c, 0x3a, 0x20, 0x0a, 0x09, 0x0d, 0x00, 0x0b, 0x1f,
-  0x7f, 0x80, 0xc3, 0xa9, 0xed, 0xef, 0xff, 0x75, 0x61, 0x41, 0x30, 0x31, 0x2d, 0x2b, 0x2e, 0x65, 0x74, 0x6e, 0x66)
-const edit = fc.tuple(fc.nat(), fc.constantFrom('insert', 'delete', 'replace'), editByte)
-
-function applyEdits (text: string, edits: Array<[number, string, number]>): Buffer {
-  const bytes = [...Buffer.from(text)]
-  for (const [at, how, byte] of edits) {
-    const i = bytes.length === 0 ? 0 : at % (bytes.length + (how === 'insert' ? 1 : 0))
-    if (how === 'insert') bytes.splice(i, 0, byte)
-    else if (how === 'delete') bytes.splice(i, 1)
-    else bytes[i] = byte
-  }
-  return Buffer.from(bytes)
-}
+const EDIT_BYTES = [0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x2c, 0x3a, 0x20, 0x0a, 0x09, 0x0d, 0x00, 0x0b, 0x1f,
+  0x7f, 0x80, 0xc3, 0xa9, 0xed, 0xef, 0xff, 0x75, 0x61, 0x41, 0x30, 0x31, 0x2d, 0x2b, 0x2e, 0x65, 0x74, 0x6e, 0x66]
+const edit = byteEdit(EDIT_BYTES)
 
 /** Same answer as the scan it replaced; and a skipped body is strict JSON with data actions alone. */
 function agrees (raw: Buffer): boolean {

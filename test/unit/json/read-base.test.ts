@@ -7,6 +7,7 @@
  */
 import fc from 'fast-check'
 import t from 'tap'
+import { applyEdits, byteEdit } from '../../helpers/byte-edits.js'
 import { isDeepStrictEqual } from 'node:util'
 import { LosslessNumber } from 'lossless-json'
 import { readBaseText, type KnownSchemas } from '../../../src/json/read-base.js'
@@ -30,19 +31,8 @@ const answer = fc.tuple(fc.array(schema, { maxLength: 5 }), fc.constantFrom('', 
   .map(([schemas, ws]) => `{${ws}"metadata-location":"s3://m",${ws}"metadata":{"format-version":2,"table-uuid":"u",${ws}"schemas":[${schemas.join(`,${ws}`)}],"current-snapshot-id":${BIG},"snapshots":[{"snapshot-id":-${BIG},"summary":{"operation":"append"}}]},"config":{"k":"v"}}`)
 
 /** Bytes a random edit may put in: structure, escapes, digits, quotes. */
-const editByte = fc.constantFrom(0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x2c, 0x3a, 0x20, 0x30, 0x39, 0x2d, 0x2e, 0x65, 0x75, 0x00, 0xc3)
-const edit = fc.tuple(fc.nat(), fc.constantFrom('insert', 'delete', 'replace'), editByte)
-
-function applyEdits (text: string, edits: Array<[number, string, number]>): Buffer {
-  const bytes = [...Buffer.from(text)]
-  for (const [at, how, byte] of edits) {
-    const i = bytes.length === 0 ? 0 : at % (bytes.length + (how === 'insert' ? 1 : 0))
-    if (how === 'insert') bytes.splice(i, 0, byte)
-    else if (how === 'delete') bytes.splice(i, 1)
-    else bytes[i] = byte
-  }
-  return Buffer.from(bytes)
-}
+const EDIT_BYTES = [0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x2c, 0x3a, 0x20, 0x30, 0x39, 0x2d, 0x2e, 0x65, 0x75, 0x00, 0xc3]
+const edit = byteEdit(EDIT_BYTES)
 
 /** Schemas as the model would parse them: only identity matters to the reader (it keeps and hands them back). */
 function fakeSchemas (count: number): Schema[] {

@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check'
 import t from 'tap'
+import { applyEdits, byteEdit } from '../../helpers/byte-edits.js'
 import { isUtf8 } from 'node:buffer'
 import {
   CLOSE_BRACE, CLOSE_BRACKET, COMMA, decodeString, depthProblem, equalsIgnoreAsciiCase, isWs, keepsExact, keyIs, literalEnd,
@@ -192,20 +193,9 @@ t.test('token boundaries: the byte form and the text form end every token where 
 })
 
 /** Bytes a random edit may put in: structure, escapes, digits, controls, non-ASCII, invalid UTF-8. */
-const editByte = fc.constantFrom(0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x2c, 0x3a, 0x20, 0x0a, 0x09, 0x0d, 0x00, 0x0b, 0x1f,
-  0x7f, 0x80, 0xbf, 0xc3, 0xa9, 0xed, 0xa0, 0xef, 0xf0, 0x9f, 0xff, 0x75, 0x61, 0x46, 0x30, 0x31, 0x2d, 0x2b, 0x2e, 0x65, 0x45, 0x74, 0x6e, 0x66)
-const edit = fc.tuple(fc.nat(), fc.constantFrom('insert', 'delete', 'replace'), editByte)
-
-function applyEdits (raw: Buffer, edits: Array<[number, string, number]>): Buffer {
-  const bytes = [...raw]
-  for (const [at, how, byte] of edits) {
-    const i = bytes.length === 0 ? 0 : at % (bytes.length + (how === 'insert' ? 1 : 0))
-    if (how === 'insert') bytes.splice(i, 0, byte)
-    else if (how === 'delete') bytes.splice(i, 1)
-    else bytes[i] = byte
-  }
-  return Buffer.from(bytes)
-}
+const EDIT_BYTES = [0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x2c, 0x3a, 0x20, 0x0a, 0x09, 0x0d, 0x00, 0x0b, 0x1f,
+  0x7f, 0x80, 0xbf, 0xc3, 0xa9, 0xed, 0xa0, 0xef, 0xf0, 0x9f, 0xff, 0x75, 0x61, 0x46, 0x30, 0x31, 0x2d, 0x2b, 0x2e, 0x65, 0x45, 0x74, 0x6e, 0x66]
+const edit = byteEdit(EDIT_BYTES)
 
 t.test('validity: the byte form accepts exactly what JSON.parse accepts', async t => {
   const counts = { valid: 0, invalid: 0 }
