@@ -11,6 +11,7 @@ import { run } from '../../src/cli/main.js'
 import { EXIT } from '../../src/cli/exit-codes.js'
 import type { CliIo } from '../../src/cli/cli-io.js'
 import { startProxy } from '../helpers/index.js'
+import { onEveryTransport } from '../helpers/transports.js'
 import { startCatalog, type RunningCatalog } from '../helpers/catalog.js'
 import { createFixtureTable, loadMeta, postJson, schemaIds, startInterposer, type FieldJson, type Meta, type SchemaJson } from '../helpers/gate-fixtures.js'
 
@@ -59,6 +60,9 @@ async function setup (t: Test, opts: { policy?: string, upstream?: (catalogUrl: 
   const meta = async (table: string): Promise<Meta> => await loadMeta(proxy.url, 'db', table)
   return { catalog, proxy, ice, change, meta }
 }
+
+// Every transport: fresh fast-lane connections, connections that began with GET /v1/config, node:http.
+onEveryTransport(t, import.meta.url)
 
 t.test('add-column: fresh ids for every nested field, last-column-id, the three requirements as the catalog received them', async t => {
   const { catalog, ice, change, meta } = await setup(t)

@@ -13,6 +13,7 @@ import { parseTableMetadata } from '../../src/iceberg/parse.js'
 import { presetPolicy, resolvePolicy } from '../../src/policy/index.js'
 import { SPEC_ONLY_SETTINGS } from '../../src/engine/rules/settings.js'
 import { startProxy, startRecordingUpstream } from '../helpers/index.js'
+import { onEveryTransport } from '../helpers/transports.js'
 import { onlyDataActions } from '../helpers/commit-scan-reference.js'
 import { fixtureMeta, schemaCommitFor } from '../helpers/fault-upstream.js'
 
@@ -35,6 +36,9 @@ const commitText = fc.tuple(
   const items = updates.map(([key, action, junk]) => `{${key}:${action},"junk":${junk}}`)
   return `{"requirements":[],"updates":[${items.join(',')}],"extra":${extra}}${tail}`
 })
+
+// Every transport: fresh fast-lane connections, connections that began with GET /v1/config, node:http.
+onEveryTransport(t, import.meta.url)
 
 t.test('needsGate: never throws, and lets a body skip the gate only when it is strict JSON with data actions alone', async t => {
   const check = (raw: Buffer): boolean => {

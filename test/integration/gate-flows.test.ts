@@ -12,6 +12,7 @@ import { IcebergRestCatalog } from 'iceberg-js'
 import { loggerOptions } from '../../src/main/app.js'
 import { mintOverride } from '../../src/policy/override-token.js'
 import { startProxy, type ProxyOptions } from '../helpers/index.js'
+import { onEveryTransport } from '../helpers/transports.js'
 import { startCatalog } from '../helpers/catalog.js'
 import {
   clientShapes, cloneSchema, createFixtureTable, fieldByPath, loadMeta, postJson, posts, startInterposer,
@@ -58,6 +59,9 @@ function addColumn (meta: Meta, name: string, type: unknown = 'string'): SchemaJ
   s.fields.push({ id: meta['last-column-id'] + 1, name, required: false, type })
   return s
 }
+
+// Every transport: fresh fast-lane connections, connections that began with GET /v1/config, node:http.
+onEveryTransport(t, import.meta.url)
 
 t.test('transactions are all-or-nothing, with and without {prefix}', async t => {
   const { catalog, proxy, ice, log } = await setup(t, { catalogPrefix: 'wh' })

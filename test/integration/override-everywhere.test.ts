@@ -19,6 +19,7 @@ import { EXIT } from '../../src/cli/exit-codes.js'
 import { run } from '../../src/cli/main.js'
 import { mintOverride } from '../../src/policy/override-token.js'
 import { startCatalog, startProxy, type ProxyOptions } from '../helpers/index.js'
+import { onEveryTransport } from '../helpers/transports.js'
 import { clientShapes, cloneSchema, createFixtureTable, loadMeta, postJson, posts, type Meta } from '../helpers/gate-fixtures.js'
 
 const SECRET = 'override-everywhere-secret-0123'
@@ -58,6 +59,9 @@ function without (meta: Meta, name: string): ReturnType<typeof cloneSchema> {
   s.fields = s.fields.filter(f => f.name !== name)
   return s
 }
+
+// Every transport: fresh fast-lane connections, connections that began with GET /v1/config, node:http.
+onEveryTransport(t, import.meta.url)
 
 t.test('one token, one verdict, one refusal: validate, schema changes, the gate on both transports, the CLI', async t => {
   const dir = t.testdir({

@@ -26,6 +26,7 @@ import { readLoadAnswer } from '../../src/gate/load-base.js'
 import { needsGate } from '../../src/json/commit-scan.js'
 import { SPEC_ONLY_SETTINGS } from '../../src/engine/rules/settings.js'
 import { startCatalog, startProxy } from '../helpers/index.js'
+import { onEveryTransport } from '../helpers/transports.js'
 
 const UUID = '9c12d441-03fe-4693-9a96-a0705ddf69c1'
 const BIG = '3055729675574597004'
@@ -384,6 +385,9 @@ async function judge (kind: GatedKind, body: string): Promise<Run> {
 function describe (o: GateOutcome): string {
   return o.type === 'answer' ? `${o.answer.statusCode}: ${o.answer.body.error.message}` : `forwarded (${o.response.statusCode})`
 }
+
+// Every transport: fresh fast-lane connections, connections that began with GET /v1/config, node:http.
+onEveryTransport(t, import.meta.url)
 
 t.test('every template is accepted as it stands', async t => {
   for (const [kind, body] of Object.entries(bodies)) {
