@@ -1,12 +1,12 @@
 /**
  * `startProxy(t, opts)`: iceguard built from a Config, listening on 127.0.0.1:0, closed on teardown,
- * on the transport this process tests (transports.ts) unless `fast-lane` is given.
+ * on the transport `t` belongs to (transports.ts) unless `fast-lane` is given.
  */
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import { buildApp, type AppOptions } from '../../src/main/app.js'
 import { configFrom, type Config } from '../../src/main/config.js'
-import { startConfigFirstRelay, TRANSPORT } from './transports.js'
+import { startConfigFirstRelay, transportOf } from './transports.js'
 
 /** Command-line flags by name (`upstream`, `policy`, `body-limit`, …), plus two extras. */
 export interface ProxyOptions {
@@ -28,11 +28,12 @@ export interface RunningProxy {
 
 export async function startProxy (t: Test, opts: ProxyOptions): Promise<RunningProxy> {
   const { env, app: appOptions, ...rest } = opts
+  const transport = transportOf(t)
   const fields: Record<string, string | boolean> = {}
   for (const [name, value] of Object.entries(rest)) {
     if (typeof value === 'string' || typeof value === 'boolean') fields[name] = value
   }
-  const config = configFrom({ 'log-level': 'silent', 'fast-lane': TRANSPORT === 'node:http' ? 'off' : 'on', ...fields, port: '0', host: '127.0.0.1' }, env)
+  const config = configFrom({ 'log-level': 'silent', 'fast-lane': transport === 'node:http' ? 'off' : 'on', ...fields, port: '0', host: '127.0.0.1' }, env)
   const app = await buildApp(config, appOptions)
   await app.listen({ port: 0, host: '127.0.0.1' })
   const address = app.server.address()
@@ -45,6 +46,6 @@ export async function startProxy (t: Test, opts: ProxyOptions): Promise<RunningP
   }
   t.teardown(close)
   const direct = `http://127.0.0.1:${port}`
-  const url = TRANSPORT === 'config first' && config.fastLane ? await startConfigFirstRelay(t, direct) : direct
+  const url = transport === 'config first' && config.fastLane ? await startConfigFirstRelay(t, direct) : direct
   return { url, direct, app, config, close }
 }

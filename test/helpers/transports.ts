@@ -1,19 +1,19 @@
 /**
- * The transport matrix. A suite that calls `onEveryTransport(t, import.meta.url)` runs as usual on
- * the fast lane, and again in child processes on the other transports:
+ * The transport matrix. A suite written as `onEveryTransport(t, t => { ...tests... })` runs its
+ * tests once on each transport:
  *
  * - `fast lane`: the default server, every connection fresh;
  * - `config first`: the fast lane, with every client connection beginning with `GET /v1/config`
  *   as PyIceberg's session and iceberg-js's fetch begin theirs, then carrying the test's requests;
  * - `node:http`: `--fast-lane off`, every request through node:http and Fastify.
  *
- * `startProxy` (proxy.ts) reads the transport from the environment. The `config first` opener
- * carries `x-iceguard-test: config-first`; the test upstreams (recording-upstream.ts,
- * fault-upstream.ts, catalog.ts) answer it and leave it out of what they record, so what a test
- * asserts at the upstream is its own requests, on every transport.
+ * `startProxy` (proxy.ts) asks `transportOf(t)` which transport the test it is given belongs to.
+ * The `config first` opener carries `x-iceguard-test: config-first`; the test upstreams
+ * (recording-upstream.ts, fault-upstream.ts, catalog.ts) answer it and leave it out of what they
+ * record, so what a test asserts at the upstream is its own requests, on every transport.
+ * `ICEGUARD_TEST_TRANSPORT=<transport>` runs one transport alone, to chase a failure.
  */
 import net from 'node:net'
-import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
 
 export type Transport = 'fast lane' | 'config first' | 'node:http'
@@ -22,11 +22,6 @@ export const TRANSPORTS: readonly Transport[] = ['fast lane', 'config first', 'n
 
 const VARIABLE = 'ICEGUARD_TEST_TRANSPORT'
 
-/** The transport this process tests. */
-export const TRANSPORT: Transport = (TRANSPORTS as readonly string[]).includes(process.env[VARIABLE] ?? '')
-  ? process.env[VARIABLE] as Transport
-  : 'fast lane'
-
 export const OPENER_HEADER = 'x-iceguard-test'
 
 /** Whether a request is the `config first` opener (never one of the test's own). */
@@ -34,24 +29,57 @@ export function isOpener (headers: Readonly<Record<string, string | string[] | u
   return headers[OPENER_HEADER] === 'config-first'
 }
 
+/** The test of each transport's run; a suite's tests are its descendants. */
+const runs = new WeakMap<object, Transport>()
+/** Tests that hold a matrix: a proxy started beneath one but outside every run is a mistake. */
+const matrices = new WeakSet<object>()
+
 /**
- * Runs the suite in `file` again on every other transport, each in a child process. The children
- * run side by side (a process each, sharing nothing), then this process runs the suite itself: a
- * suite that mostly waits (on a stall it means to trip, say) takes the time of two runs, not three.
+ * The transports a suite runs on: all of them, or the one `ICEGUARD_TEST_TRANSPORT` names.
+ * An unknown name is an error rather than a silent run on nothing.
  */
-export function onEveryTransport (t: Test, file: string): void {
-  if (process.env[VARIABLE] !== undefined) return
-  const others = TRANSPORTS.filter(transport => transport !== TRANSPORT)
-  // tap starts buffered subtests in parallel up to `t.jobs` as they are added; the suite's own
-  // tests, added after `jobs` is restored, run one at a time once the children are done.
-  const jobs = t.jobs
-  t.jobs = others.length
-  for (const transport of others) {
-    // The transport also follows the file as an argument: tap names a process's `t.testdir()`
-    // folders after its script and arguments, so the children never share one.
-    t.spawn(process.execPath, [...process.execArgv, fileURLToPath(file), transport], { env: { ...process.env, [VARIABLE]: transport } }, `on ${transport}`)
+function chosenTransports (): readonly Transport[] {
+  const only = process.env[VARIABLE]
+  if (only === undefined || only === '') return TRANSPORTS
+  if (!(TRANSPORTS as readonly string[]).includes(only)) {
+    throw new Error(`${VARIABLE}=${only}: expected one of ${TRANSPORTS.join(', ')}`)
   }
-  t.jobs = jobs
+  return [only as Transport]
+}
+
+/**
+ * Runs `suite` once per transport, in this process, the runs side by side: a suite that mostly
+ * waits (on a stall it means to trip, say) takes the time of one run, not three. One process
+ * instead of three saves what a test process costs to start (Node, tap, the TypeScript loader and
+ * iceguard's modules: about 2.5 CPU-seconds, docs/performance.md). Tests that do not go through
+ * iceguard's transports (pure functions, a spawned server) belong outside `suite`: they run once.
+ */
+export function onEveryTransport (t: Test, suite: (t: Test) => void): void {
+  const transports = chosenTransports()
+  matrices.add(t)
+  t.test('on every transport', async t => {
+    t.jobs = transports.length
+    for (const transport of transports) {
+      t.test(`on ${transport}`, async t => {
+        runs.set(t, transport)
+        suite(t)
+      })
+    }
+  })
+}
+
+/**
+ * The transport `t` tests: that of the transport run it belongs to, or the fast lane for a test
+ * outside any matrix. A test of a matrix suite outside its runs has no transport: an error, so a
+ * helper that captured the file's top-level `t` cannot quietly test the fast lane three times.
+ */
+export function transportOf (t: Test): Transport {
+  for (let at: Test | undefined = t; at !== undefined; at = (at as { parent?: Test }).parent) {
+    const transport = runs.get(at)
+    if (transport !== undefined) return transport
+    if (matrices.has(at)) throw new Error(`${t.fullname}: a proxy started outside onEveryTransport's runs`)
+  }
+  return 'fast lane'
 }
 
 /**

@@ -34,8 +34,6 @@ import { startCatalog, startProxy } from '../helpers/index.js'
 import { startInterposer, type Interposer } from '../helpers/gate-fixtures.js'
 import { onEveryTransport } from '../helpers/transports.js'
 
-onEveryTransport(t, import.meta.url)
-
 /**
  * The target iceguard forwards for one the client sent: the canonical spelling
  * (src/edge/request-target.ts). For these clients it differs only where Java writes a space in a
@@ -365,7 +363,7 @@ t.test('every fixture explains its bytes and cites its sources', async t => {
       for (const s of f.steps) {
         const body = s.bodyText !== undefined ? parse(s.bodyText) : s.body
         for (const key of Object.keys(s.notes ?? {})) {
-          // A note may also explain why a member is left out ("absent: ...").
+        // A note may also explain why a member is left out ("absent: ...").
           const known = key === 'path' || key === 'headers' || key === 'order' || (key.startsWith('/') && (pointer(body, key) !== MISSING || s.notes?.[key]?.startsWith('absent') === true))
           t.ok(known, `${client}/${file} "${s.name}": note ${key} points at a member of the body`)
         }
@@ -385,86 +383,88 @@ t.test('what the Java client writes for an unset member is null, and it reaches 
   t.match(py?.path, /sales%20eu/, 'PyIceberg as %20')
 })
 
-for (const client of CLIENTS) {
-  for (const file of flows(client)) {
+onEveryTransport(t, t => {
+  for (const client of CLIENTS) {
+    for (const file of flows(client)) {
+      for (const transport of ['fresh', 'keep-alive'] as const) {
+        t.test(`${client}/${file} (${transport === 'fresh' ? 'a fresh connection per request' : 'one kept-alive connection after GET /v1/config'})`, async t => {
+          await runFlow(t, loadFixture(client, file), transport, await startEnv(t))
+        })
+      }
+    }
+  }
+
+  t.test('Java with a catalog that advertises Idempotency-Key: a key per mutation, kept on the commit, never on a base load', async t => {
+    await runFlow(t, loadFixture('java', 'create-or-replace-table.json'), 'keep-alive', await startEnv(t, { idempotency: true }), { idempotency: true })
+  })
+
+  t.test('Java behind an upstream that gzips its answers (Accept-Encoding: gzip): the gate still reads its bases', async t => {
+    await runFlow(t, loadFixture('java', 'alter-add-column.json'), 'fresh', await startEnv(t, { compress: true }))
+  })
+
+  // ------------------------------------------------------------------ iceberg-js, driven for real
+
+  interface JsCall {
+    readonly name: string
+    readonly call: 'createNamespace' | 'createTable' | 'loadTable' | 'updateTable'
+    readonly args: readonly unknown[]
+    /** What iceberg-js put on the wire for this call. */
+    readonly request: { readonly method: string, readonly path: string, readonly body?: unknown }
+    readonly notes?: Readonly<Record<string, string>>
+  }
+
+  interface JsFixture {
+    readonly client: 'js'
+    readonly title: string
+    readonly sources: readonly string[]
+    readonly options: Record<string, unknown>
+    readonly calls: readonly JsCall[]
+  }
+
+  for (const file of readdirSync(new URL('js/', ROOT)).filter(f => f.endsWith('.json')).sort()) {
     for (const transport of ['fresh', 'keep-alive'] as const) {
-      t.test(`${client}/${file} (${transport === 'fresh' ? 'a fresh connection per request' : 'one kept-alive connection after GET /v1/config'})`, async t => {
-        await runFlow(t, loadFixture(client, file), transport, await startEnv(t))
+      t.test(`js/${file}: iceberg-js itself (${transport})`, async t => {
+        const fixture = readLossless(new URL(`js/${file}`, ROOT)) as unknown as JsFixture
+        const env = await startEnv(t)
+        // A fresh dispatcher per request, or one connection for all of them.
+        const shared = new Client(env.proxyUrl, { pipelining: 1 })
+        t.teardown(() => shared.close())
+        const fetchImpl = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+          const dispatcher = transport === 'fresh' ? new Client(env.proxyUrl) : shared
+          try {
+            return await undiciFetch(input as string, { ...(init as object), dispatcher }) as unknown as Response
+          } finally {
+            if (transport === 'fresh') void dispatcher.close()
+          }
+        }
+        const ice = new IcebergRestCatalog({ baseUrl: env.proxyUrl, ...fixture.options, fetch: fetchImpl as typeof fetch } as ConstructorParameters<typeof IcebergRestCatalog>[0])
+        const vars: Record<string, unknown> = {}
+        for (const call of fixture.calls) {
+          await t.test(call.name, async t => {
+            const before = env.hop.seen.length
+            const args = fill(canon(call.args), vars) as unknown[]
+            const result = await (ice[call.call] as (...a: unknown[]) => Promise<unknown>).apply(ice, args)
+            if (call.call === 'createTable' || call.call === 'loadTable') {
+              const uuid = (result as { 'table-uuid'?: unknown })['table-uuid']
+              if (typeof uuid === 'string') vars.uuid = uuid
+            }
+            const arrived = env.hop.seen.slice(before).filter(r => !(r.method === 'GET' && pathOf(r.url) === pathOf(call.request.path) && call.request.method !== 'GET'))
+            const wire = arrived.find(r => r.method === call.request.method && pathOf(r.url) === pathOf(call.request.path))
+            t.ok(wire !== undefined, `iceberg-js sent ${call.request.method} ${call.request.path}`)
+            if (wire === undefined) return
+            t.equal(wire.url, call.request.path, 'path encoded as recorded (encodeURIComponent: a space is %20)')
+            if (call.request.body !== undefined) {
+              const expected = stringify(fill(call.request.body, vars)) as string
+              t.equal(wire.body.toString('utf8'), expected, 'the body is JSON.stringify of the caller\'s object, byte for byte')
+            }
+            if (call.request.method === 'POST') t.match(String(wire.headers['idempotency-key']), /^[0-9a-f-]{36}$/, 'iceberg-js adds an Idempotency-Key to every mutation')
+            if (call.call === 'updateTable') {
+            // iceberg-js throws when a 200 lacks metadata-location; getting here means it was there.
+              t.type((result as Record<string, unknown>)['metadata-location'], 'string', 'the commit answer carries metadata-location')
+            }
+          })
+        }
       })
     }
   }
-}
-
-t.test('Java with a catalog that advertises Idempotency-Key: a key per mutation, kept on the commit, never on a base load', async t => {
-  await runFlow(t, loadFixture('java', 'create-or-replace-table.json'), 'keep-alive', await startEnv(t, { idempotency: true }), { idempotency: true })
 })
-
-t.test('Java behind an upstream that gzips its answers (Accept-Encoding: gzip): the gate still reads its bases', async t => {
-  await runFlow(t, loadFixture('java', 'alter-add-column.json'), 'fresh', await startEnv(t, { compress: true }))
-})
-
-// ------------------------------------------------------------------ iceberg-js, driven for real
-
-interface JsCall {
-  readonly name: string
-  readonly call: 'createNamespace' | 'createTable' | 'loadTable' | 'updateTable'
-  readonly args: readonly unknown[]
-  /** What iceberg-js put on the wire for this call. */
-  readonly request: { readonly method: string, readonly path: string, readonly body?: unknown }
-  readonly notes?: Readonly<Record<string, string>>
-}
-
-interface JsFixture {
-  readonly client: 'js'
-  readonly title: string
-  readonly sources: readonly string[]
-  readonly options: Record<string, unknown>
-  readonly calls: readonly JsCall[]
-}
-
-for (const file of readdirSync(new URL('js/', ROOT)).filter(f => f.endsWith('.json')).sort()) {
-  for (const transport of ['fresh', 'keep-alive'] as const) {
-    t.test(`js/${file}: iceberg-js itself (${transport})`, async t => {
-      const fixture = readLossless(new URL(`js/${file}`, ROOT)) as unknown as JsFixture
-      const env = await startEnv(t)
-      // A fresh dispatcher per request, or one connection for all of them.
-      const shared = new Client(env.proxyUrl, { pipelining: 1 })
-      t.teardown(() => shared.close())
-      const fetchImpl = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-        const dispatcher = transport === 'fresh' ? new Client(env.proxyUrl) : shared
-        try {
-          return await undiciFetch(input as string, { ...(init as object), dispatcher }) as unknown as Response
-        } finally {
-          if (transport === 'fresh') void dispatcher.close()
-        }
-      }
-      const ice = new IcebergRestCatalog({ baseUrl: env.proxyUrl, ...fixture.options, fetch: fetchImpl as typeof fetch } as ConstructorParameters<typeof IcebergRestCatalog>[0])
-      const vars: Record<string, unknown> = {}
-      for (const call of fixture.calls) {
-        await t.test(call.name, async t => {
-          const before = env.hop.seen.length
-          const args = fill(canon(call.args), vars) as unknown[]
-          const result = await (ice[call.call] as (...a: unknown[]) => Promise<unknown>).apply(ice, args)
-          if (call.call === 'createTable' || call.call === 'loadTable') {
-            const uuid = (result as { 'table-uuid'?: unknown })['table-uuid']
-            if (typeof uuid === 'string') vars.uuid = uuid
-          }
-          const arrived = env.hop.seen.slice(before).filter(r => !(r.method === 'GET' && pathOf(r.url) === pathOf(call.request.path) && call.request.method !== 'GET'))
-          const wire = arrived.find(r => r.method === call.request.method && pathOf(r.url) === pathOf(call.request.path))
-          t.ok(wire !== undefined, `iceberg-js sent ${call.request.method} ${call.request.path}`)
-          if (wire === undefined) return
-          t.equal(wire.url, call.request.path, 'path encoded as recorded (encodeURIComponent: a space is %20)')
-          if (call.request.body !== undefined) {
-            const expected = stringify(fill(call.request.body, vars)) as string
-            t.equal(wire.body.toString('utf8'), expected, 'the body is JSON.stringify of the caller\'s object, byte for byte')
-          }
-          if (call.request.method === 'POST') t.match(String(wire.headers['idempotency-key']), /^[0-9a-f-]{36}$/, 'iceberg-js adds an Idempotency-Key to every mutation')
-          if (call.call === 'updateTable') {
-            // iceberg-js throws when a 200 lacks metadata-location; getting here means it was there.
-            t.type((result as Record<string, unknown>)['metadata-location'], 'string', 'the commit answer carries metadata-location')
-          }
-        })
-      }
-    })
-  }
-}

@@ -37,9 +37,6 @@ const commitText = fc.tuple(
   return `{"requirements":[],"updates":[${items.join(',')}],"extra":${extra}}${tail}`
 })
 
-// Every transport: fresh fast-lane connections, connections that began with GET /v1/config, node:http.
-onEveryTransport(t, import.meta.url)
-
 t.test('needsGate: never throws, and lets a body skip the gate only when it is strict JSON with data actions alone', async t => {
   const check = (raw: Buffer): boolean => {
     if (needsGate(raw)) return true
@@ -130,58 +127,60 @@ t.test('evaluateCommit / evaluateCreate: never throw on random requests, always 
   t.ok(verdicts.has('deny') && verdicts.has('allow'), `the generator reaches both allow and deny (saw ${[...verdicts].join(', ')})`)
 })
 
-t.test('HTTP routes: random paths and bodies never get a 5xx of the proxy\'s making, always an ErrorModel', async t => {
-  const up = await startRecordingUpstream(t, (req, res) => {
-    const body = req.method === 'GET' ? JSON.stringify({ 'metadata-location': 's3://w/m.json', metadata: fixtureMeta() }) : '{}'
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) })
-    res.end(body)
-  })
-  const proxy = await startProxy(t, { upstream: `${up.url}/base`, policy: 'builtin:recommended', 'body-limit': '256KiB', env: { ICEGUARD_ADMIN_TOKEN: 'admin-token-for-fuzz' } })
-  const segment = fc.oneof(
-    fc.constantFrom('v1', 'namespaces', 'tables', 'views', 'transactions', 'commit', 'db', 't', 'config', 'register', '..', '.', '%2e%2e', '%2F', '%1F', '%', '%zz', '+', 'admin', 'validate', 'diff', 'rules', 'healthz', 'readyz', 'metrics', 'docs', ''),
-    fc.webSegment()
-  )
-  const path = fc.oneof(
-    fc.array(segment, { minLength: 1, maxLength: 7 }).map(s => `/${s.join('/')}`),
-    fc.array(segment, { minLength: 0, maxLength: 4 }).map(s => `/v1/${s.join('/')}`),
-    fc.constantFrom('/v1/namespaces/db/tables/t', '/v1/transactions/commit', '/v1/namespaces/db/tables', '/admin/v1/validate', '/admin/v1/diff', '/admin/v1/policy/reload', '/*/v1', '/admin/*/x')
-  ).chain(p => fc.option(fc.webQueryParameters(), { nil: undefined }).map(q => q === undefined ? p : `${p}?${q}`))
-  const body = fc.oneof(
-    commitJson.map(c => JSON.stringify(c)),
-    commitText,
-    fc.json({ maxDepth: 3 }),
-    fc.string({ maxLength: 200 }),
-    fc.constant(JSON.stringify(schemaCommitFor(fixtureMeta()))),
-    commitJson.map(c => JSON.stringify({ table: { namespace: ['db'], name: 't' }, request: c, metadata: fixtureMeta() }))
-  )
-  const raw = new Pool(proxy.url, { connections: 4 })
-  t.teardown(() => raw.close())
-  let answered = 0
-  await fc.assert(fc.asyncProperty(fc.constantFrom('GET', 'POST', 'POST', 'POST', 'DELETE', 'HEAD', 'PUT'), path, body, fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded'),
-    async (method, p, b, contentType) => {
+onEveryTransport(t, t => {
+  t.test('HTTP routes: random paths and bodies never get a 5xx of the proxy\'s making, always an ErrorModel', async t => {
+    const up = await startRecordingUpstream(t, (req, res) => {
+      const body = req.method === 'GET' ? JSON.stringify({ 'metadata-location': 's3://w/m.json', metadata: fixtureMeta() }) : '{}'
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) })
+      res.end(body)
+    })
+    const proxy = await startProxy(t, { upstream: `${up.url}/base`, policy: 'builtin:recommended', 'body-limit': '256KiB', env: { ICEGUARD_ADMIN_TOKEN: 'admin-token-for-fuzz' } })
+    const segment = fc.oneof(
+      fc.constantFrom('v1', 'namespaces', 'tables', 'views', 'transactions', 'commit', 'db', 't', 'config', 'register', '..', '.', '%2e%2e', '%2F', '%1F', '%', '%zz', '+', 'admin', 'validate', 'diff', 'rules', 'healthz', 'readyz', 'metrics', 'docs', ''),
+      fc.webSegment()
+    )
+    const path = fc.oneof(
+      fc.array(segment, { minLength: 1, maxLength: 7 }).map(s => `/${s.join('/')}`),
+      fc.array(segment, { minLength: 0, maxLength: 4 }).map(s => `/v1/${s.join('/')}`),
+      fc.constantFrom('/v1/namespaces/db/tables/t', '/v1/transactions/commit', '/v1/namespaces/db/tables', '/admin/v1/validate', '/admin/v1/diff', '/admin/v1/policy/reload', '/*/v1', '/admin/*/x')
+    ).chain(p => fc.option(fc.webQueryParameters(), { nil: undefined }).map(q => q === undefined ? p : `${p}?${q}`))
+    const body = fc.oneof(
+      commitJson.map(c => JSON.stringify(c)),
+      commitText,
+      fc.json({ maxDepth: 3 }),
+      fc.string({ maxLength: 200 }),
+      fc.constant(JSON.stringify(schemaCommitFor(fixtureMeta()))),
+      commitJson.map(c => JSON.stringify({ table: { namespace: ['db'], name: 't' }, request: c, metadata: fixtureMeta() }))
+    )
+    const raw = new Pool(proxy.url, { connections: 4 })
+    t.teardown(() => raw.close())
+    let answered = 0
+    await fc.assert(fc.asyncProperty(fc.constantFrom('GET', 'POST', 'POST', 'POST', 'DELETE', 'HEAD', 'PUT'), path, body, fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded'),
+      async (method, p, b, contentType) => {
       // Through a Pool, so the path goes out as generated (a URL parser would resolve dot segments).
-      const res = await raw.request({
-        path: p,
-        method: method as 'POST',
-        body: method === 'GET' || method === 'HEAD' ? undefined : b,
-        headers: { 'content-type': contentType, authorization: 'Bearer admin-token-for-fuzz' },
-        headersTimeout: 20_000,
-        bodyTimeout: 20_000
-      })
-      const text = await res.body.text()
-      answered++
-      if (res.statusCode >= 500) throw new Error(`${method} ${p} → ${res.statusCode}: ${text.slice(0, 300)}`)
-      if (res.statusCode >= 400 && method !== 'HEAD') {
-        const e = (JSON.parse(text) as { error?: { code?: unknown, type?: unknown, message?: unknown } }).error
-        if (e?.code !== res.statusCode || typeof e.type !== 'string' || typeof e.message !== 'string') {
-          throw new Error(`${method} ${p} → ${res.statusCode} without an ErrorModel: ${text.slice(0, 300)}`)
+        const res = await raw.request({
+          path: p,
+          method: method as 'POST',
+          body: method === 'GET' || method === 'HEAD' ? undefined : b,
+          headers: { 'content-type': contentType, authorization: 'Bearer admin-token-for-fuzz' },
+          headersTimeout: 20_000,
+          bodyTimeout: 20_000
+        })
+        const text = await res.body.text()
+        answered++
+        if (res.statusCode >= 500) throw new Error(`${method} ${p} → ${res.statusCode}: ${text.slice(0, 300)}`)
+        if (res.statusCode >= 400 && method !== 'HEAD') {
+          const e = (JSON.parse(text) as { error?: { code?: unknown, type?: unknown, message?: unknown } }).error
+          if (e?.code !== res.statusCode || typeof e.type !== 'string' || typeof e.message !== 'string') {
+            throw new Error(`${method} ${p} → ${res.statusCode} without an ErrorModel: ${text.slice(0, 300)}`)
+          }
         }
-      }
-      return true
-    }), { numRuns: 250 })
-  t.equal(answered, 250, 'every request was answered')
-  const health = await request(`${proxy.url}/healthz`)
-  t.equal(health.statusCode, 200, 'the proxy is still up')
-  await health.body.dump()
-  t.equal(({} as Record<string, unknown>).polluted, undefined, 'no prototype pollution')
+        return true
+      }), { numRuns: 250 })
+    t.equal(answered, 250, 'every request was answered')
+    const health = await request(`${proxy.url}/healthz`)
+    t.equal(health.statusCode, 200, 'the proxy is still up')
+    await health.body.dump()
+    t.equal(({} as Record<string, unknown>).polluted, undefined, 'no prototype pollution')
+  })
 })

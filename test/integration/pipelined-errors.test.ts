@@ -10,8 +10,6 @@ import t, { type Test } from 'tap'
 import { startProxy, startRecordingUpstream, type RecordingUpstream } from '../helpers/index.js'
 import { onEveryTransport } from '../helpers/transports.js'
 
-onEveryTransport(t, import.meta.url)
-
 const COMMIT_BODY = '{"updates":[{"action":"add-snapshot","snapshot":{"snapshot-id":3055729675574597004}}]}'
 const commit = (extra = ''): string => `POST /v1/namespaces/db/tables/t HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n${extra}content-length: ${COMMIT_BODY.length}\r\n\r\n${COMMIT_BODY}`
 const CONFIG = 'GET /v1/config HTTP/1.1\r\nhost: x\r\n\r\n'
@@ -60,46 +58,48 @@ async function world (t: Test): Promise<{ up: RecordingUpstream, port: number }>
 
 const commits = (up: RecordingUpstream): number => up.requests.filter(r => r.method === 'POST').length
 
-for (const [transport, first] of TRANSPORTS) {
-  const before = first === '' ? [] : [200]
+onEveryTransport(t, t => {
+  for (const [transport, first] of TRANSPORTS) {
+    const before = first === '' ? [] : [200]
 
-  t.test(`${transport}: a commit, then garbage on the same connection: the commit's answer, then the 400`, async t => {
-    const { up, port } = await world(t)
-    for (const garbage of ['GARBAGE\r\n\r\n', 'GARBAGE', 'post /v1/namespaces HTTP/1.1\r\nhost: x\r\n\r\n', 'GET /v1/namespaces HTTP/1.1\nhost: x\n\n']) {
-      const from = commits(up)
-      const got = answers(await exchange(port, first + commit() + garbage))
-      t.same(got.map(a => a.status), [...before, 200, 400], `${JSON.stringify(garbage)}: every answer in order, the 400 last`)
-      t.same(JSON.parse(got.at(-2)?.body ?? '{}'), { committed: true, url: '/v1/namespaces/db/tables/t' }, 'the commit\'s own answer, from the upstream')
-      const refusal = got.at(-1)
-      t.match(refusal?.head, /\r\nconnection: close/i)
-      t.match(JSON.parse(refusal?.body ?? '{}'), { error: { code: 400, type: 'BadRequestException', message: /Malformed HTTP request/ } })
-      t.equal(commits(up) - from, 1, 'the upstream got the one commit')
-    }
-  })
+    t.test(`${transport}: a commit, then garbage on the same connection: the commit's answer, then the 400`, async t => {
+      const { up, port } = await world(t)
+      for (const garbage of ['GARBAGE\r\n\r\n', 'GARBAGE', 'post /v1/namespaces HTTP/1.1\r\nhost: x\r\n\r\n', 'GET /v1/namespaces HTTP/1.1\nhost: x\n\n']) {
+        const from = commits(up)
+        const got = answers(await exchange(port, first + commit() + garbage))
+        t.same(got.map(a => a.status), [...before, 200, 400], `${JSON.stringify(garbage)}: every answer in order, the 400 last`)
+        t.same(JSON.parse(got.at(-2)?.body ?? '{}'), { committed: true, url: '/v1/namespaces/db/tables/t' }, 'the commit\'s own answer, from the upstream')
+        const refusal = got.at(-1)
+        t.match(refusal?.head, /\r\nconnection: close/i)
+        t.match(JSON.parse(refusal?.body ?? '{}'), { error: { code: 400, type: 'BadRequestException', message: /Malformed HTTP request/ } })
+        t.equal(commits(up) - from, 1, 'the upstream got the one commit')
+      }
+    })
 
-  t.test(`${transport}: after a commit that asked to close, the bytes behind it are not a request`, async t => {
-    const { up, port } = await world(t)
-    for (const after of ['GET /v1/namespaces/after HTTP/1.1\r\nhost: x\r\n\r\n', 'GARBAGE\r\n\r\n']) {
-      const from = commits(up)
-      const got = answers(await exchange(port, first + commit('connection: close\r\n') + after))
-      t.same(got.map(a => a.status), [...before, 200], `${JSON.stringify(after)}: the commit's answer, then the close`)
-      t.match(got.at(-1)?.head, /\r\nconnection: close/i)
-      t.same(JSON.parse(got.at(-1)?.body ?? '{}'), { committed: true, url: '/v1/namespaces/db/tables/t' })
-      t.equal(commits(up) - from, 1, 'the upstream got the one commit')
-    }
-    t.notOk(up.requests.some(r => r.url === '/v1/namespaces/after'), 'nothing after the close was forwarded')
-  })
-}
+    t.test(`${transport}: after a commit that asked to close, the bytes behind it are not a request`, async t => {
+      const { up, port } = await world(t)
+      for (const after of ['GET /v1/namespaces/after HTTP/1.1\r\nhost: x\r\n\r\n', 'GARBAGE\r\n\r\n']) {
+        const from = commits(up)
+        const got = answers(await exchange(port, first + commit('connection: close\r\n') + after))
+        t.same(got.map(a => a.status), [...before, 200], `${JSON.stringify(after)}: the commit's answer, then the close`)
+        t.match(got.at(-1)?.head, /\r\nconnection: close/i)
+        t.same(JSON.parse(got.at(-1)?.body ?? '{}'), { committed: true, url: '/v1/namespaces/db/tables/t' })
+        t.equal(commits(up) - from, 1, 'the upstream got the one commit')
+      }
+      t.notOk(up.requests.some(r => r.url === '/v1/namespaces/after'), 'nothing after the close was forwarded')
+    })
+  }
 
-t.test('a body whose chunked framing breaks is refused at once, not waited on', async t => {
+  t.test('a body whose chunked framing breaks is refused at once, not waited on', async t => {
   // The broken request's own answer never starts (the upstream answers only a whole request), so
   // there is nothing to wait for: the 400 follows the answers before it.
-  const { up, port } = await world(t)
-  const broken = 'POST /v1/namespaces HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\nzz\r\n'
-  for (const [first, before] of [['', []], [CONFIG, [200]]] as const) {
-    const got = answers(await exchange(port, first + broken))
-    t.same(got.map(a => a.status), [...before, 400], `${first === '' ? 'first on its connection' : 'after GET /v1/config'}: a 400`)
-    t.match(JSON.parse(got.at(-1)?.body ?? '{}'), { error: { code: 400, type: 'BadRequestException' } }, 'an ErrorModel')
-  }
-  t.notOk(up.requests.some(r => r.method === 'POST'), 'the broken request never reached the upstream whole')
+    const { up, port } = await world(t)
+    const broken = 'POST /v1/namespaces HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\nzz\r\n'
+    for (const [first, before] of [['', []], [CONFIG, [200]]] as const) {
+      const got = answers(await exchange(port, first + broken))
+      t.same(got.map(a => a.status), [...before, 400], `${first === '' ? 'first on its connection' : 'after GET /v1/config'}: a 400`)
+      t.match(JSON.parse(got.at(-1)?.body ?? '{}'), { error: { code: 400, type: 'BadRequestException' } }, 'an ErrorModel')
+    }
+    t.notOk(up.requests.some(r => r.method === 'POST'), 'the broken request never reached the upstream whole')
+  })
 })

@@ -17,8 +17,6 @@ import { startCatalog, startProxy, type RunningCatalog } from '../helpers/index.
 import { BIG_ID, postJson, type JsonAnswer } from '../helpers/gate-fixtures.js'
 import { onEveryTransport } from '../helpers/transports.js'
 
-onEveryTransport(t, import.meta.url)
-
 const root = new URL('../fixtures/rules/', import.meta.url).pathname
 const platformIds = new Set(PLATFORM_RULES.map(r => r.id))
 // A rule with `flows: []` judges no commit, so no commit can show it end to end.
@@ -134,65 +132,67 @@ t.test('every platform rule that judges commits has a fixture folder', async t =
   t.same(folders, judging)
 })
 
-t.test('platform rules end to end through the gate', async t => {
-  const catalog = await startCatalog(t, { warehouse: join(work, 'warehouse') })
-  for (const ns of ['db', 'sales']) {
-    const res = await postJson(`${catalog.url}/v1/namespaces`, { namespace: [ns], properties: {} })
-    t.equal(res.status, 200, `namespace ${ns} created at the catalog`)
-  }
+onEveryTransport(t, t => {
+  t.test('platform rules end to end through the gate', async t => {
+    const catalog = await startCatalog(t, { warehouse: join(work, 'warehouse') })
+    for (const ns of ['db', 'sales']) {
+      const res = await postJson(`${catalog.url}/v1/namespaces`, { namespace: [ns], properties: {} })
+      t.equal(res.status, 200, `namespace ${ns} created at the catalog`)
+    }
 
-  for (const id of folders) {
-    await t.test(id, async t => {
-      const dir = join(root, id)
-      const expected = JSON.parse(readFileSync(join(dir, 'expected.json'), 'utf8')) as Array<{ rule: string }>
-      const commit = readJson(join(dir, 'commit.json'))
-      const path = isCreate(commit) ? '/v1/namespaces/db/tables' : '/v1/namespaces/db/tables/orders'
+    for (const id of folders) {
+      await t.test(id, async t => {
+        const dir = join(root, id)
+        const expected = JSON.parse(readFileSync(join(dir, 'expected.json'), 'utf8')) as Array<{ rule: string }>
+        const commit = readJson(join(dir, 'commit.json'))
+        const path = isCreate(commit) ? '/v1/namespaces/db/tables' : '/v1/namespaces/db/tables/orders'
 
-      const enforce = await startProxy(t, { upstream: catalog.url, policy: policyFile(dir) })
-      const enforced = await send(catalog, enforce.url, dir, 'db', 'orders')
-      if (expected.length === 0) {
+        const enforce = await startProxy(t, { upstream: catalog.url, policy: policyFile(dir) })
+        const enforced = await send(catalog, enforce.url, dir, 'db', 'orders')
+        if (expected.length === 0) {
         // A negative fixture: nothing to find, so the commit goes through.
-        assertForwarded(t, catalog, enforced, path)
-        t.notMatch(warningsOf(enforced), id, 'no warning for the rule')
-      } else {
-        t.ok(expected.some(f => f.rule === id), 'the fixture expects its rule')
-        if (isCreate(commit)) {
-          t.equal(enforced.status, 400, `refused: ${enforced.text}`)
-          t.match(enforced.text, id)
-          t.notOk(reached(catalog).some(r => r.startsWith('POST')), 'no POST reached the catalog')
+          assertForwarded(t, catalog, enforced, path)
+          t.notMatch(warningsOf(enforced), id, 'no warning for the rule')
         } else {
-          assertRefused(t, catalog, enforced, id, 'orders')
+          t.ok(expected.some(f => f.rule === id), 'the fixture expects its rule')
+          if (isCreate(commit)) {
+            t.equal(enforced.status, 400, `refused: ${enforced.text}`)
+            t.match(enforced.text, id)
+            t.notOk(reached(catalog).some(r => r.startsWith('POST')), 'no POST reached the catalog')
+          } else {
+            assertRefused(t, catalog, enforced, id, 'orders')
+          }
         }
-      }
 
-      // The same commit on a table outside the rule's scope stays under builtin:spec.
-      const untouched = await send(catalog, enforce.url, dir, 'sales', 'orders')
-      assertForwarded(t, catalog, untouched, path.replace('/db/', '/sales/'))
-      t.notMatch(warningsOf(untouched), id, 'no warning on a table the rule is not enabled for')
-      await enforce.close()
+        // The same commit on a table outside the rule's scope stays under builtin:spec.
+        const untouched = await send(catalog, enforce.url, dir, 'sales', 'orders')
+        assertForwarded(t, catalog, untouched, path.replace('/db/', '/sales/'))
+        t.notMatch(warningsOf(untouched), id, 'no warning on a table the rule is not enabled for')
+        await enforce.close()
 
-      const warn = await startProxy(t, { upstream: catalog.url, policy: policyFile(dir, withMode('warn')) })
-      const warned = await send(catalog, warn.url, dir, 'db', 'orders')
-      assertForwarded(t, catalog, warned, path)
-      if (expected.length > 0) t.match(warningsOf(warned), id, 'x-iceguard-warnings names the rule')
-      t.notOk(warned.text.includes(`"${BIG_ID}"`) || warned.text.includes('3055729675574597000'), 'the 64-bit snapshot id stays an exact number')
-      await warn.close()
+        const warn = await startProxy(t, { upstream: catalog.url, policy: policyFile(dir, withMode('warn')) })
+        const warned = await send(catalog, warn.url, dir, 'db', 'orders')
+        assertForwarded(t, catalog, warned, path)
+        if (expected.length > 0) t.match(warningsOf(warned), id, 'x-iceguard-warnings names the rule')
+        t.notOk(warned.text.includes(`"${BIG_ID}"`) || warned.text.includes('3055729675574597000'), 'the 64-bit snapshot id stays an exact number')
+        await warn.close()
+      })
+    }
+
+    await t.test('a namespace that sets the rule off is untouched while the rule is on everywhere else', async t => {
+      const dir = join(root, 'COLUMN_NO_DROP')
+      const policy = policyFile(dir, doc => {
+        doc.set('rules', { COLUMN_NO_DROP: 'error' })
+        doc.set('namespaces', { sales: { rules: { COLUMN_NO_DROP: 'off' } } })
+      })
+      const proxy = await startProxy(t, { upstream: catalog.url, policy })
+
+      const off = await send(catalog, proxy.url, dir, 'sales', 'orders')
+      assertForwarded(t, catalog, off, '/v1/namespaces/sales/tables/orders')
+      t.notMatch(warningsOf(off), 'COLUMN_NO_DROP', 'forwarded without a warning')
+
+      const on = await send(catalog, proxy.url, dir, 'db', 'orders')
+      assertRefused(t, catalog, on, 'COLUMN_NO_DROP', 'orders')
     })
-  }
-
-  await t.test('a namespace that sets the rule off is untouched while the rule is on everywhere else', async t => {
-    const dir = join(root, 'COLUMN_NO_DROP')
-    const policy = policyFile(dir, doc => {
-      doc.set('rules', { COLUMN_NO_DROP: 'error' })
-      doc.set('namespaces', { sales: { rules: { COLUMN_NO_DROP: 'off' } } })
-    })
-    const proxy = await startProxy(t, { upstream: catalog.url, policy })
-
-    const off = await send(catalog, proxy.url, dir, 'sales', 'orders')
-    assertForwarded(t, catalog, off, '/v1/namespaces/sales/tables/orders')
-    t.notMatch(warningsOf(off), 'COLUMN_NO_DROP', 'forwarded without a warning')
-
-    const on = await send(catalog, proxy.url, dir, 'db', 'orders')
-    assertRefused(t, catalog, on, 'COLUMN_NO_DROP', 'orders')
   })
 })

@@ -15,8 +15,6 @@ import { startCatalog } from '../helpers/catalog.js'
 import { clientShapes, cloneSchema, createFixtureTable, loadMeta, BIG_ID, type Meta } from '../helpers/gate-fixtures.js'
 import { onEveryTransport } from '../helpers/transports.js'
 
-onEveryTransport(t, import.meta.url)
-
 const TABLE_PATH = '/v1/namespaces/db/tables/t'
 /** Characters of one, two, three and four bytes in UTF-8. */
 const TEXT = 'aé€𝄞'
@@ -90,45 +88,47 @@ function withText (meta: Meta, times: number): Meta {
   return { ...meta, properties: { ...properties, 'x.text': TEXT.repeat(times) } } as Meta
 }
 
-t.test('big answers in pieces', async t => {
-  const catalog = await startCatalog(t)
-  const ice = new IcebergRestCatalog({ baseUrl: catalog.url })
-  await ice.createNamespace({ namespace: ['db'] })
-  await createFixtureTable(ice, 't', 2)
-  const meta = await loadMeta(catalog.url, 'db', 't')
-  const base = Buffer.from(JSON.stringify({ 'metadata-location': 's3://x', metadata: withText(meta, 150_000) }))
-  // The commit's answer: the metadata after it, with a 64-bit id the client must get exactly.
-  const commitAnswer = Buffer.from(JSON.stringify({ 'metadata-location': 's3://y', metadata: withText(meta, 200_000) })
-    .replace('"s3://y"', `"s3://y","x-id":${BIG_ID}`))
-  t.ok(base.length > 1_400_000 && commitAnswer.length > 1_900_000, 'answers of more than a megabyte')
-  const up = await startUpstream(t, base, commitAnswer)
-  const proxy = await startProxy(t, { upstream: up.url, policy: 'builtin:spec' })
+onEveryTransport(t, t => {
+  t.test('big answers in pieces', async t => {
+    const catalog = await startCatalog(t)
+    const ice = new IcebergRestCatalog({ baseUrl: catalog.url })
+    await ice.createNamespace({ namespace: ['db'] })
+    await createFixtureTable(ice, 't', 2)
+    const meta = await loadMeta(catalog.url, 'db', 't')
+    const base = Buffer.from(JSON.stringify({ 'metadata-location': 's3://x', metadata: withText(meta, 150_000) }))
+    // The commit's answer: the metadata after it, with a 64-bit id the client must get exactly.
+    const commitAnswer = Buffer.from(JSON.stringify({ 'metadata-location': 's3://y', metadata: withText(meta, 200_000) })
+      .replace('"s3://y"', `"s3://y","x-id":${BIG_ID}`))
+    t.ok(base.length > 1_400_000 && commitAnswer.length > 1_900_000, 'answers of more than a megabyte')
+    const up = await startUpstream(t, base, commitAnswer)
+    const proxy = await startProxy(t, { upstream: up.url, policy: 'builtin:spec' })
 
-  const s = cloneSchema(meta)
-  s.fields.push({ id: meta['last-column-id'] + 1, name: 'added', required: false, type: 'string' })
-  const commit = JSON.stringify(clientShapes.java(meta, s, 'db', 't'))
-  for (const framing of ['length', 'chunked'] as const) {
-    up.framing = framing
-    const before = up.posts
-    const res = await post(proxy.url + TABLE_PATH, commit)
-    t.equal(res.status, 200, `${framing}: the commit was judged against the base and forwarded`)
-    t.equal(up.posts - before, 1, `${framing}: forwarded once`)
-    t.ok(res.body.equals(commitAnswer), `${framing}: the client got the upstream's answer byte for byte`)
-    t.equal(res.headers['content-length'], String(commitAnswer.length), `${framing}: with its length`)
-    t.ok(res.body.includes(`"x-id":${BIG_ID}`), `${framing}: the 64-bit id as it was`)
-  }
+    const s = cloneSchema(meta)
+    s.fields.push({ id: meta['last-column-id'] + 1, name: 'added', required: false, type: 'string' })
+    const commit = JSON.stringify(clientShapes.java(meta, s, 'db', 't'))
+    for (const framing of ['length', 'chunked'] as const) {
+      up.framing = framing
+      const before = up.posts
+      const res = await post(proxy.url + TABLE_PATH, commit)
+      t.equal(res.status, 200, `${framing}: the commit was judged against the base and forwarded`)
+      t.equal(up.posts - before, 1, `${framing}: forwarded once`)
+      t.ok(res.body.equals(commitAnswer), `${framing}: the client got the upstream's answer byte for byte`)
+      t.equal(res.headers['content-length'], String(commitAnswer.length), `${framing}: with its length`)
+      t.ok(res.body.includes(`"x-id":${BIG_ID}`), `${framing}: the 64-bit id as it was`)
+    }
 
-  // A base whose bytes are not UTF-8 (a sequence cut short, deep inside, framed either way) is
-  // unreadable: nothing is forwarded.
-  const broken = Buffer.from(base)
-  broken[broken.indexOf('€', 900_000)] = 0x61
-  const badUp = await startUpstream(t, broken, commitAnswer)
-  const badProxy = await startProxy(t, { upstream: badUp.url, policy: 'builtin:spec' })
-  for (const framing of ['length', 'chunked'] as const) {
-    badUp.framing = framing
-    const res = await post(badProxy.url + TABLE_PATH, commit)
-    t.equal(res.status, 503, `${framing}: an unreadable base is not judged`)
-    t.match(res.body.toString(), /not valid UTF-8/, `${framing}: the message says why`)
-    t.equal(badUp.posts, 0, `${framing}: nothing forwarded`)
-  }
+    // A base whose bytes are not UTF-8 (a sequence cut short, deep inside, framed either way) is
+    // unreadable: nothing is forwarded.
+    const broken = Buffer.from(base)
+    broken[broken.indexOf('€', 900_000)] = 0x61
+    const badUp = await startUpstream(t, broken, commitAnswer)
+    const badProxy = await startProxy(t, { upstream: badUp.url, policy: 'builtin:spec' })
+    for (const framing of ['length', 'chunked'] as const) {
+      badUp.framing = framing
+      const res = await post(badProxy.url + TABLE_PATH, commit)
+      t.equal(res.status, 503, `${framing}: an unreadable base is not judged`)
+      t.match(res.body.toString(), /not valid UTF-8/, `${framing}: the message says why`)
+      t.equal(badUp.posts, 0, `${framing}: nothing forwarded`)
+    }
+  })
 })

@@ -386,9 +386,6 @@ function describe (o: GateOutcome): string {
   return o.type === 'answer' ? `${o.answer.statusCode}: ${o.answer.body.error.message}` : `forwarded (${o.response.statusCode})`
 }
 
-// Every transport: fresh fast-lane connections, connections that began with GET /v1/config, node:http.
-onEveryTransport(t, import.meta.url)
-
 t.test('every template is accepted as it stands', async t => {
   for (const [kind, body] of Object.entries(bodies)) {
     const run = await judge(kind as GatedKind, text(body()))
@@ -463,86 +460,88 @@ t.test('the fast scan agrees: a null member outside `action` changes nothing, a 
   if (dup.outcome.type === 'answer') t.match(dup.outcome.answer.body.error.message, /duplicate key "action"/)
 })
 
-/** The rows whose null the gate reads as absent, on a real embedded catalog behind the proxy. */
-async function throughCatalog (t: Test, transport: 'fresh' | 'keep-alive'): Promise<void> {
-  const catalog = await startCatalog(t)
-  const proxy = await startProxy(t, { upstream: catalog.url })
-  let client = new Client(proxy.url)
-  t.teardown(() => client.close())
-  const send = async (method: 'GET' | 'POST', path: string, body?: string): Promise<{ status: number, json: Record<string, unknown> }> => {
-    if (transport === 'fresh') {
-      await client.close()
-      client = new Client(proxy.url)
+onEveryTransport(t, t => {
+  /** The rows whose null the gate reads as absent, on a real embedded catalog behind the proxy. */
+  async function throughCatalog (t: Test, transport: 'fresh' | 'keep-alive'): Promise<void> {
+    const catalog = await startCatalog(t)
+    const proxy = await startProxy(t, { upstream: catalog.url })
+    let client = new Client(proxy.url)
+    t.teardown(() => client.close())
+    const send = async (method: 'GET' | 'POST', path: string, body?: string): Promise<{ status: number, json: Record<string, unknown> }> => {
+      if (transport === 'fresh') {
+        await client.close()
+        client = new Client(proxy.url)
+      }
+      const res = await client.request({ method, path, ...(body === undefined ? {} : { body, headers: { 'content-type': 'application/json' } }) })
+      const raw = await res.body.text()
+      // Plain numbers are enough here: the catalog's ids are small, and the bodies are rebuilt as text.
+      return { status: res.statusCode, json: raw === '' ? {} : JSON.parse(raw) as Record<string, unknown> }
     }
-    const res = await client.request({ method, path, ...(body === undefined ? {} : { body, headers: { 'content-type': 'application/json' } }) })
-    const raw = await res.body.text()
-    // Plain numbers are enough here: the catalog's ids are small, and the bodies are rebuilt as text.
-    return { status: res.statusCode, json: raw === '' ? {} : JSON.parse(raw) as Record<string, unknown> }
-  }
-  if (transport === 'keep-alive') t.equal((await send('GET', '/v1/config')).status, 200, 'the connection begins with GET /v1/config')
-  t.equal((await send('POST', '/v1/namespaces', '{"namespace":["db"],"properties":{}}')).status, 200)
+    if (transport === 'keep-alive') t.equal((await send('GET', '/v1/config')).status, 200, 'the connection begins with GET /v1/config')
+    t.equal((await send('POST', '/v1/namespaces', '{"namespace":["db"],"properties":{}}')).status, 200)
 
-  let n = 0
-  for (const row of ROWS.filter(r => r.gate === 'absent' && r.kind === 'create-table')) {
-    const body = withMember({ ...createBody(), name: `c${++n}`, location: null }, row.member, null)
-    const res = await send('POST', '/v1/namespaces/db/tables', text(body))
-    t.equal(res.status, 200, `createTable with ${row.member} null: ${JSON.stringify(res.json).slice(0, 200)}`)
-  }
-  const created = await send('POST', '/v1/namespaces/db/tables', text({ ...createBody(), name: 't', location: null, properties: null }))
-  t.equal(created.status, 200, 'the table to commit to')
-  const metadata = created.json.metadata as Record<string, unknown>
-  const uuid = metadata['table-uuid'] as string
-  for (const row of ROWS.filter(r => r.gate === 'absent' && r.kind === 'update-table')) {
-    const load = await send('GET', '/v1/namespaces/db/tables/t')
-    const meta = load.json.metadata as Record<string, unknown>
-    const current = Number(meta['current-schema-id'])
-    const last = Number(meta['last-column-id'])
-    // The catalog assigned fresh ids on create: evolve the schema it holds (doc on field 2 kept).
-    const schemas = meta.schemas as Array<{ 'schema-id': unknown, fields: Array<Record<string, unknown>> }>
-    const fields = structuredClone(schemas.find(x => Number(x['schema-id']) === current)?.fields ?? [])
-    fields.push({ id: last + 1, name: `c${last + 1}`, required: false, type: 'int' })
-    const commit: Record<string, unknown> = {
-      identifier: { namespace: ['db'], name: 't' },
-      requirements: [{ type: 'assert-table-uuid', uuid }, { type: 'assert-current-schema-id', 'current-schema-id': current }, { type: 'assert-last-assigned-field-id', 'last-assigned-field-id': last }],
-      updates: [
-        { action: 'add-schema', schema: { ...schemaJson(current + 1), fields }, 'last-column-id': last + 1 },
-        { action: 'set-current-schema', 'schema-id': -1 },
-        {
-          action: 'add-snapshot',
-          snapshot: { 'snapshot-id': ++n, 'sequence-number': Number(meta['last-sequence-number']) + 1, 'timestamp-ms': 1700000000000 + n, summary: { operation: 'append' }, 'manifest-list': `s3://warehouse/db/t/metadata/snap-${n}.avro`, 'schema-id': current + 1 }
-        },
-        { action: 'set-snapshot-ref', 'ref-name': 'audit', 'snapshot-id': n, type: 'branch', 'min-snapshots-to-keep': 1, 'max-snapshot-age-ms': 86400000, 'max-ref-age-ms': 86400000 }
-      ]
+    let n = 0
+    for (const row of ROWS.filter(r => r.gate === 'absent' && r.kind === 'create-table')) {
+      const body = withMember({ ...createBody(), name: `c${++n}`, location: null }, row.member, null)
+      const res = await send('POST', '/v1/namespaces/db/tables', text(body))
+      t.equal(res.status, 200, `createTable with ${row.member} null: ${JSON.stringify(res.json).slice(0, 200)}`)
     }
-    // The row's pointer, moved onto this smaller body (schema members live in updates[0]).
-    const member = row.member.replace(/^\/updates\/1\//, '/updates/0/').replace(/^\/updates\/10\//, '/updates/3/')
-    let nulled: Record<string, unknown>
-    try {
-      nulled = withMember(commit, member, null)
-    } catch {
-      continue
+    const created = await send('POST', '/v1/namespaces/db/tables', text({ ...createBody(), name: 't', location: null, properties: null }))
+    t.equal(created.status, 200, 'the table to commit to')
+    const metadata = created.json.metadata as Record<string, unknown>
+    const uuid = metadata['table-uuid'] as string
+    for (const row of ROWS.filter(r => r.gate === 'absent' && r.kind === 'update-table')) {
+      const load = await send('GET', '/v1/namespaces/db/tables/t')
+      const meta = load.json.metadata as Record<string, unknown>
+      const current = Number(meta['current-schema-id'])
+      const last = Number(meta['last-column-id'])
+      // The catalog assigned fresh ids on create: evolve the schema it holds (doc on field 2 kept).
+      const schemas = meta.schemas as Array<{ 'schema-id': unknown, fields: Array<Record<string, unknown>> }>
+      const fields = structuredClone(schemas.find(x => Number(x['schema-id']) === current)?.fields ?? [])
+      fields.push({ id: last + 1, name: `c${last + 1}`, required: false, type: 'int' })
+      const commit: Record<string, unknown> = {
+        identifier: { namespace: ['db'], name: 't' },
+        requirements: [{ type: 'assert-table-uuid', uuid }, { type: 'assert-current-schema-id', 'current-schema-id': current }, { type: 'assert-last-assigned-field-id', 'last-assigned-field-id': last }],
+        updates: [
+          { action: 'add-schema', schema: { ...schemaJson(current + 1), fields }, 'last-column-id': last + 1 },
+          { action: 'set-current-schema', 'schema-id': -1 },
+          {
+            action: 'add-snapshot',
+            snapshot: { 'snapshot-id': ++n, 'sequence-number': Number(meta['last-sequence-number']) + 1, 'timestamp-ms': 1700000000000 + n, summary: { operation: 'append' }, 'manifest-list': `s3://warehouse/db/t/metadata/snap-${n}.avro`, 'schema-id': current + 1 }
+          },
+          { action: 'set-snapshot-ref', 'ref-name': 'audit', 'snapshot-id': n, type: 'branch', 'min-snapshots-to-keep': 1, 'max-snapshot-age-ms': 86400000, 'max-ref-age-ms': 86400000 }
+        ]
+      }
+      // The row's pointer, moved onto this smaller body (schema members live in updates[0]).
+      const member = row.member.replace(/^\/updates\/1\//, '/updates/0/').replace(/^\/updates\/10\//, '/updates/3/')
+      let nulled: Record<string, unknown>
+      try {
+        nulled = withMember(commit, member, null)
+      } catch {
+        continue
+      }
+      const res = await send('POST', '/v1/namespaces/db/tables/t', text(nulled))
+      t.equal(res.status, 200, `updateTable with ${member} null: ${JSON.stringify(res.json).slice(0, 300)}`)
     }
-    const res = await send('POST', '/v1/namespaces/db/tables/t', text(nulled))
-    t.equal(res.status, 200, `updateTable with ${member} null: ${JSON.stringify(res.json).slice(0, 300)}`)
+
+    const registered = await send('POST', '/v1/namespaces/db/register', text({ name: 'r', 'metadata-location': created.json['metadata-location'], overwrite: null }))
+    t.equal(registered.status, 200, `registerTable with overwrite null: ${JSON.stringify(registered.json).slice(0, 200)}`)
+    const view = await send('POST', '/v1/namespaces/db/views', text({ ...bodies['create-view'](), location: null, 'view-version': { ...viewVersion(), 'default-catalog': null } }))
+    t.equal(view.status, 200, `createView with location and default-catalog null: ${JSON.stringify(view.json).slice(0, 200)}`)
+    const viewUuid = (view.json.metadata as Record<string, unknown> | undefined)?.['view-uuid']
+    const replaced = await send('POST', '/v1/namespaces/db/views/v', text({
+      identifier: null,
+      requirements: null,
+      updates: [{ action: 'add-schema', schema: viewSchema() }, { action: 'add-view-version', 'view-version': { ...viewVersion(), 'version-id': 2, 'schema-id': -1, 'default-catalog': null } }, { action: 'set-current-view-version', 'view-version-id': -1 }]
+    }))
+    t.equal(replaced.status, 200, `replaceView with identifier and requirements null (view ${String(viewUuid)}): ${JSON.stringify(replaced.json).slice(0, 200)}`)
   }
 
-  const registered = await send('POST', '/v1/namespaces/db/register', text({ name: 'r', 'metadata-location': created.json['metadata-location'], overwrite: null }))
-  t.equal(registered.status, 200, `registerTable with overwrite null: ${JSON.stringify(registered.json).slice(0, 200)}`)
-  const view = await send('POST', '/v1/namespaces/db/views', text({ ...bodies['create-view'](), location: null, 'view-version': { ...viewVersion(), 'default-catalog': null } }))
-  t.equal(view.status, 200, `createView with location and default-catalog null: ${JSON.stringify(view.json).slice(0, 200)}`)
-  const viewUuid = (view.json.metadata as Record<string, unknown> | undefined)?.['view-uuid']
-  const replaced = await send('POST', '/v1/namespaces/db/views/v', text({
-    identifier: null,
-    requirements: null,
-    updates: [{ action: 'add-schema', schema: viewSchema() }, { action: 'add-view-version', 'view-version': { ...viewVersion(), 'version-id': 2, 'schema-id': -1, 'default-catalog': null } }, { action: 'set-current-view-version', 'view-version-id': -1 }]
-  }))
-  t.equal(replaced.status, 200, `replaceView with identifier and requirements null (view ${String(viewUuid)}): ${JSON.stringify(replaced.json).slice(0, 200)}`)
-}
+  t.test('the embedded catalog accepts the nulls the gate reads as absent (fresh connections: fast lane)', async t => {
+    await throughCatalog(t, 'fresh')
+  })
 
-t.test('the embedded catalog accepts the nulls the gate reads as absent (fresh connections: fast lane)', async t => {
-  await throughCatalog(t, 'fresh')
-})
-
-t.test('the embedded catalog accepts the nulls the gate reads as absent (kept-alive after GET /v1/config: node:http)', async t => {
-  await throughCatalog(t, 'keep-alive')
+  t.test('the embedded catalog accepts the nulls the gate reads as absent (kept-alive after GET /v1/config: node:http)', async t => {
+    await throughCatalog(t, 'keep-alive')
+  })
 })

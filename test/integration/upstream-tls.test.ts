@@ -17,8 +17,6 @@ import { clientShapes, cloneSchema, createFixtureTable, loadMeta } from '../help
 import { systemTool } from '../helpers/system-tool.js'
 import { onEveryTransport } from '../helpers/transports.js'
 
-onEveryTransport(t, import.meta.url)
-
 const openssl = systemTool(['openssl'], 'apt-get install openssl')
 
 /** A key and a self-signed certificate for 127.0.0.1, valid for a day. */
@@ -67,67 +65,69 @@ function call (url: string, agent: http.Agent, opts: { method?: string, body?: s
   })
 }
 
-t.test('an https upstream: config, reads, creates and judged commits over TLS, on one kept-alive client connection', { skip: openssl.skip }, async t => {
-  const bin = openssl.need(t)
-  if (bin === undefined) return
-  const creds = selfSigned(t, bin)
-  const catalog = await startCatalog(t)
-  const front = await tlsTerminator(t, catalog.url, creds)
-  const proxy = await startProxy(t, { upstream: front.url, policy: 'builtin:spec', app: { upstreamTls: { ca: creds.cert } } })
+onEveryTransport(t, t => {
+  t.test('an https upstream: config, reads, creates and judged commits over TLS, on one kept-alive client connection', { skip: openssl.skip }, async t => {
+    const bin = openssl.need(t)
+    if (bin === undefined) return
+    const creds = selfSigned(t, bin)
+    const catalog = await startCatalog(t)
+    const front = await tlsTerminator(t, catalog.url, creds)
+    const proxy = await startProxy(t, { upstream: front.url, policy: 'builtin:spec', app: { upstreamTls: { ca: creds.cert } } })
 
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
-  t.teardown(() => agent.destroy())
-  const config = await call(`${proxy.url}/v1/config`, agent)
-  t.equal(config.status, 200, 'GET /v1/config first, as PyIceberg and iceberg-js begin')
-  t.type(JSON.parse(config.body).defaults, 'object')
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+    t.teardown(() => agent.destroy())
+    const config = await call(`${proxy.url}/v1/config`, agent)
+    t.equal(config.status, 200, 'GET /v1/config first, as PyIceberg and iceberg-js begin')
+    t.type(JSON.parse(config.body).defaults, 'object')
 
-  const ice = new IcebergRestCatalog({ baseUrl: proxy.url })
-  await ice.createNamespace({ namespace: ['db'] })
-  await createFixtureTable(ice, 't', 2)
-  const load = await call(`${proxy.url}/v1/namespaces/db/tables/t`, agent)
-  t.equal(load.status, 200, 'a load on the same connection')
-  const meta = await loadMeta(catalog.url, 'db', 't')
-  t.equal(JSON.parse(load.body).metadata['table-uuid'], meta['table-uuid'], 'the catalog\'s table, read over TLS')
+    const ice = new IcebergRestCatalog({ baseUrl: proxy.url })
+    await ice.createNamespace({ namespace: ['db'] })
+    await createFixtureTable(ice, 't', 2)
+    const load = await call(`${proxy.url}/v1/namespaces/db/tables/t`, agent)
+    t.equal(load.status, 200, 'a load on the same connection')
+    const meta = await loadMeta(catalog.url, 'db', 't')
+    t.equal(JSON.parse(load.body).metadata['table-uuid'], meta['table-uuid'], 'the catalog\'s table, read over TLS')
 
-  // A legal schema change is judged and forwarded byte for byte; a narrowing is refused, unsent.
-  const wider = cloneSchema(meta)
-  wider.fields.push({ id: meta['last-column-id'] + 1, name: 'added', required: false, type: 'string' })
-  const good = JSON.stringify(clientShapes.java(meta, wider, 'db', 't'))
-  const committed = await call(`${proxy.url}/v1/namespaces/db/tables/t`, agent, { method: 'POST', body: good })
-  t.equal(committed.status, 200, `the schema commit was judged and applied (${committed.body.slice(0, 200)})`)
-  const arrived = catalog.requests.filter(r => r.method === 'POST' && r.url === '/v1/namespaces/db/tables/t')
-  t.equal(arrived.length, 1, 'the catalog received the commit once')
-  t.ok(arrived[0]?.body.includes(Buffer.from('"name":"added"')), 'with the client\'s new field')
+    // A legal schema change is judged and forwarded byte for byte; a narrowing is refused, unsent.
+    const wider = cloneSchema(meta)
+    wider.fields.push({ id: meta['last-column-id'] + 1, name: 'added', required: false, type: 'string' })
+    const good = JSON.stringify(clientShapes.java(meta, wider, 'db', 't'))
+    const committed = await call(`${proxy.url}/v1/namespaces/db/tables/t`, agent, { method: 'POST', body: good })
+    t.equal(committed.status, 200, `the schema commit was judged and applied (${committed.body.slice(0, 200)})`)
+    const arrived = catalog.requests.filter(r => r.method === 'POST' && r.url === '/v1/namespaces/db/tables/t')
+    t.equal(arrived.length, 1, 'the catalog received the commit once')
+    t.ok(arrived[0]?.body.includes(Buffer.from('"name":"added"')), 'with the client\'s new field')
 
-  const after = await loadMeta(catalog.url, 'db', 't')
-  const narrower = cloneSchema(after)
-  narrower.fields = narrower.fields.map(f => f.name === 'qty' ? { ...f, type: 'string' } : f)
-  const bad = JSON.stringify(clientShapes.java(after, narrower, 'db', 't'))
-  const refused = await call(`${proxy.url}/v1/namespaces/db/tables/t`, agent, { method: 'POST', body: bad })
-  t.equal(refused.status, 400, 'int to string is not a promotion: refused')
-  t.equal(JSON.parse(refused.body).error.code, 400, 'with an ErrorModel')
-  t.equal(catalog.requests.filter(r => r.method === 'POST' && r.url === '/v1/namespaces/db/tables/t').length, 1, 'and not forwarded')
-  t.ok(front.secured() >= 1, `every request reached the catalog over TLS (${front.secured()} TLS connections)`)
-})
+    const after = await loadMeta(catalog.url, 'db', 't')
+    const narrower = cloneSchema(after)
+    narrower.fields = narrower.fields.map(f => f.name === 'qty' ? { ...f, type: 'string' } : f)
+    const bad = JSON.stringify(clientShapes.java(after, narrower, 'db', 't'))
+    const refused = await call(`${proxy.url}/v1/namespaces/db/tables/t`, agent, { method: 'POST', body: bad })
+    t.equal(refused.status, 400, 'int to string is not a promotion: refused')
+    t.equal(JSON.parse(refused.body).error.code, 400, 'with an ErrorModel')
+    t.equal(catalog.requests.filter(r => r.method === 'POST' && r.url === '/v1/namespaces/db/tables/t').length, 1, 'and not forwarded')
+    t.ok(front.secured() >= 1, `every request reached the catalog over TLS (${front.secured()} TLS connections)`)
+  })
 
-t.test('an https upstream whose certificate is not trusted: 503 + Retry-After, nothing forwarded', { skip: openssl.skip }, async t => {
-  const bin = openssl.need(t)
-  if (bin === undefined) return
-  const creds = selfSigned(t, bin)
-  const catalog = await startCatalog(t)
-  const front = await tlsTerminator(t, catalog.url, creds)
-  const proxy = await startProxy(t, { upstream: front.url, 'retry-after': '7' })
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
-  t.teardown(() => agent.destroy())
-  for (const [what, path, method, body] of [
-    ['config', '/v1/config', 'GET', undefined],
-    ['read', '/v1/namespaces/db/tables/t', 'GET', undefined],
-    ['data commit', '/v1/namespaces/db/tables/t', 'POST', '{"updates":[{"action":"set-properties","updates":{"k":"v"}}]}']
-  ] as const) {
-    const res = await call(`${proxy.url}${path}`, agent, { method, body })
-    t.equal(res.status, 503, `${what}: 503`)
-    t.equal(res.headers['retry-after'], '7', `${what}: Retry-After`)
-    t.equal(JSON.parse(res.body).error.code, 503, `${what}: an ErrorModel`)
-  }
-  t.same(catalog.requests, [], 'nothing reached the catalog')
+  t.test('an https upstream whose certificate is not trusted: 503 + Retry-After, nothing forwarded', { skip: openssl.skip }, async t => {
+    const bin = openssl.need(t)
+    if (bin === undefined) return
+    const creds = selfSigned(t, bin)
+    const catalog = await startCatalog(t)
+    const front = await tlsTerminator(t, catalog.url, creds)
+    const proxy = await startProxy(t, { upstream: front.url, 'retry-after': '7' })
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+    t.teardown(() => agent.destroy())
+    for (const [what, path, method, body] of [
+      ['config', '/v1/config', 'GET', undefined],
+      ['read', '/v1/namespaces/db/tables/t', 'GET', undefined],
+      ['data commit', '/v1/namespaces/db/tables/t', 'POST', '{"updates":[{"action":"set-properties","updates":{"k":"v"}}]}']
+    ] as const) {
+      const res = await call(`${proxy.url}${path}`, agent, { method, body })
+      t.equal(res.status, 503, `${what}: 503`)
+      t.equal(res.headers['retry-after'], '7', `${what}: Retry-After`)
+      t.equal(JSON.parse(res.body).error.code, 503, `${what}: an ErrorModel`)
+    }
+    t.same(catalog.requests, [], 'nothing reached the catalog')
+  })
 })
