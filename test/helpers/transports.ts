@@ -38,8 +38,8 @@ const matrices = new WeakSet<object>()
  * The transports a suite runs on: all of them, or the one `ICEGUARD_TEST_TRANSPORT` names.
  * An unknown name is an error rather than a silent run on nothing.
  */
-function chosenTransports (): readonly Transport[] {
-  const only = process.env[VARIABLE]
+function chosenTransports (env: NodeJS.ProcessEnv): readonly Transport[] {
+  const only = env[VARIABLE]
   if (only === undefined || only === '') return TRANSPORTS
   if (!(TRANSPORTS as readonly string[]).includes(only)) {
     throw new Error(`${VARIABLE}=${only}: expected one of ${TRANSPORTS.join(', ')}`)
@@ -54,8 +54,8 @@ function chosenTransports (): readonly Transport[] {
  * iceguard's modules: about 2.5 CPU-seconds, docs/performance.md). Tests that do not go through
  * iceguard's transports (pure functions, a spawned server) belong outside `suite`: they run once.
  */
-export function onEveryTransport (t: Test, suite: (t: Test) => void): void {
-  const transports = chosenTransports()
+export function onEveryTransport (t: Test, suite: (t: Test) => void, env: NodeJS.ProcessEnv = process.env): void {
+  const transports = chosenTransports(env)
   matrices.add(t)
   t.test('on every transport', async t => {
     t.jobs = transports.length
