@@ -14,7 +14,7 @@ import { startProxy, type RunningProxy } from '../helpers/index.js'
 import { startCatalog } from '../helpers/catalog.js'
 import { clientShapes, cloneSchema, createFixtureTable, loadMeta, type Meta } from '../helpers/gate-fixtures.js'
 import { refusedUrl, startFaultUpstream, type Fault, type FaultUpstream } from '../helpers/fault-upstream.js'
-import { onEveryTransport } from '../helpers/transports.js'
+import { onEveryTransport, transportOf, type Transport } from '../helpers/transports.js'
 
 /**
  * Timeouts are short only where a fault is meant to trip them (a stall), and there the answers that
@@ -69,10 +69,24 @@ function errorOf (a: Answer): { message: string, type: string, code: number } {
   return (JSON.parse(a.body.toString('utf8')) as { error: { message: string, type: string, code: number } }).error
 }
 
-/** TCP sockets this process holds open (server sockets and stdio excluded). */
-function openTcpSockets (): number {
+/**
+ * The ports of one transport run's servers (its catalog, fault upstreams and proxies): the three
+ * runs share this process, so a run counts only the sockets to or from its own servers.
+ */
+const runPorts = new Map<Transport, Set<number>>()
+function portsOf (t: Test): Set<number> {
+  const transport = transportOf(t)
+  let ports = runPorts.get(transport)
+  if (ports === undefined) runPorts.set(transport, ports = new Set())
+  return ports
+}
+const portOf = (url: string): number => Number(new URL(url).port)
+
+/** TCP sockets open in this process to or from one of `ports` (server sockets and stdio excluded). */
+function openTcpSockets (ports: ReadonlySet<number>): Set<net.Socket> {
   const handles = (process as unknown as { _getActiveHandles (): unknown[] })._getActiveHandles()
-  return handles.filter(h => h instanceof net.Socket && typeof (h as net.Socket).remotePort === 'number' && !(h as net.Socket).destroyed).length
+  return new Set(handles.filter((h): h is net.Socket => h instanceof net.Socket && typeof h.remotePort === 'number' && !h.destroyed &&
+    (ports.has(h.remotePort) || (h.localPort !== undefined && ports.has(h.localPort)))))
 }
 
 function expectUnavailable (t: Test, a: Answer, what: string): void {
@@ -103,6 +117,7 @@ interface World {
 /** One embedded catalog with `db.t`, shared by every fault (each fault gets its own proxy). */
 async function world (t: Test): Promise<World> {
   const catalog = await startCatalog(t)
+  portsOf(t).add(portOf(catalog.url))
   const ice = new IcebergRestCatalog({ baseUrl: catalog.url })
   await ice.createNamespace({ namespace: ['db'] })
   await createFixtureTable(ice, 't', 2)
@@ -118,7 +133,9 @@ async function world (t: Test): Promise<World> {
 }
 
 async function proxyOn (t: Test, upstream: string, flags: Record<string, string> = RETRY_AFTER): Promise<RunningProxy> {
-  return await startProxy(t, { upstream, policy: 'builtin:spec', ...flags })
+  const proxy = await startProxy(t, { upstream, policy: 'builtin:spec', ...flags })
+  for (const url of [upstream, proxy.url, proxy.direct]) portsOf(t).add(portOf(url))
+  return proxy
 }
 
 /** Closes the proxy and checks that the fault upstream sees no connection left from it. */
@@ -130,7 +147,7 @@ async function closesClean (t: Test, proxy: RunningProxy, up: FaultUpstream): Pr
 onEveryTransport(t, t => {
   t.test('upstream faults', async t => {
     const w = await world(t)
-    const socketsBefore = openTcpSockets()
+    const socketsBefore = openTcpSockets(portsOf(t))
 
     t.test('connection refused: 503 + Retry-After on every path, nothing hangs', async t => {
       const proxy = await proxyOn(t, await refusedUrl(), UNREACHABLE_TIMEOUTS)
@@ -401,10 +418,13 @@ onEveryTransport(t, t => {
       await closesClean(t, proxy, up)
     })
 
-    t.test('after all of the above, no TCP socket is left in this process', async t => {
+    t.test('after all of the above, no TCP socket of this run is left in this process', async t => {
       const until = Date.now() + 30_000
-      while (openTcpSockets() > socketsBefore && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 20))
-      t.ok(openTcpSockets() <= socketsBefore, `open sockets ${openTcpSockets()} <= ${socketsBefore} before the faults`)
+      const ports = portsOf(t)
+      t.ok(ports.size > 1, `the run's servers are known (${ports.size} ports)`)
+      const left = (): net.Socket[] => [...openTcpSockets(ports)].filter(s => !socketsBefore.has(s))
+      while (left().length > 0 && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 20))
+      t.same(left().map(s => `${s.localPort} -> ${s.remotePort}`), [], 'no socket opened since the faults began is still open')
     })
   })
 })
