@@ -537,11 +537,11 @@ onEveryTransport(t, t => {
     t.equal(replaced.status, 200, `replaceView with identifier and requirements null (view ${String(viewUuid)}): ${JSON.stringify(replaced.json).slice(0, 200)}`)
   }
 
-  t.test('the embedded catalog accepts the nulls the gate reads as absent (fresh connections: fast lane)', async t => {
+  t.test('the embedded catalog accepts the nulls the gate reads as absent (a fresh connection per request)', async t => {
     await throughCatalog(t, 'fresh')
   })
 
-  t.test('the embedded catalog accepts the nulls the gate reads as absent (kept-alive after GET /v1/config: node:http)', async t => {
+  t.test('the embedded catalog accepts the nulls the gate reads as absent (one kept-alive connection)', async t => {
     await throughCatalog(t, 'keep-alive')
   })
 })

@@ -1,0 +1,38 @@
+/**
+ * `npm test` rebuilds tap's test class before running when it was built with other plugins than
+ * package.json asks for (scripts/tap-plugins.mjs): on a fresh `npm ci`, tap's first run would load
+ * every test file through ts-node as well as tsx.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t from 'tap'
+import { builtSignature, needsBuild, tapBuildIsStale } from '../../../scripts/tap-plugins.mjs'
+
+const DEFAULTS = ['@tapjs/after', '@tapjs/asserts', '@tapjs/mock', '@tapjs/typescript', '@tapjs/worker']
+const source = (plugins: string[]): string => `// export const signature = ''\nexport const signature = \`${plugins.join('\n')}\`;\nconst applyPlugins = () => {}\n`
+
+t.test('the signature lists the built plugins', async t => {
+  t.same([...builtSignature(source(DEFAULTS)) ?? []], DEFAULTS)
+  t.equal(builtSignature('export const nothing = 1'), undefined, 'no signature: unreadable')
+})
+
+t.test('a build is needed when a removed plugin is built in, or an added one is missing', async t => {
+  const defaults = builtSignature(source(DEFAULTS))
+  const ours = builtSignature(source(DEFAULTS.filter(p => p !== '@tapjs/mock' && p !== '@tapjs/typescript')))
+  const config = ['!@tapjs/typescript', '!@tapjs/mock']
+  t.equal(needsBuild(defaults, config), true, 'fresh install: ts-node and mock still built in')
+  t.equal(needsBuild(ours, config), false, 'after tap build: nothing to do')
+  t.equal(needsBuild(ours, [...config, '@tapjs/nock']), true, 'an added plugin that is not built')
+  t.equal(needsBuild(undefined, config), true, 'an unreadable signature: build')
+  t.equal(needsBuild(defaults, []), false, 'no plugin setting: the defaults are what is wanted')
+})
+
+t.test('this checkout is built as configured (this test runs under it); elsewhere, build', async t => {
+  const root = new URL('../../..', import.meta.url).pathname
+  t.equal(tapBuildIsStale(root), false, 'npm test built it before running')
+  const empty = mkdtempSync(join(tmpdir(), 'iceguard-tap-plugins-'))
+  t.teardown(() => rmSync(empty, { recursive: true, force: true }))
+  writeFileSync(join(empty, 'package.json'), JSON.stringify({ tap: { plugin: ['!@tapjs/typescript'] } }))
+  t.equal(tapBuildIsStale(empty), true, 'no tap installed where it looks: build (tap build then says what is wrong)')
+})
