@@ -51,7 +51,7 @@ function chosenTransports (env: NodeJS.ProcessEnv): readonly Transport[] {
  * Runs `suite` once per transport, in this process, the runs side by side: a suite that mostly
  * waits (on a stall it means to trip, say) takes the time of one run, not three. One process
  * instead of three saves what a test process costs to start (Node, tap, the TypeScript loader and
- * iceguard's modules: about 2.5 CPU-seconds, docs/performance.md). Tests that do not go through
+ * iceguard's modules: 2 to 3 CPU-seconds, docs/performance.md). Tests that do not go through
  * iceguard's transports (pure functions, a spawned server) belong outside `suite`: they run once.
  */
 export function onEveryTransport (t: Test, suite: (t: Test) => void, env: NodeJS.ProcessEnv = process.env): void {
