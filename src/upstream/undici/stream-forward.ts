@@ -129,7 +129,11 @@ class RelayHandler implements Dispatcher.DispatchHandler {
     this.retryable = isResendable(req.method ?? '', !noBody)
   }
 
+  /** The client hung up: from then on this request has nobody to answer. */
+  clientGone = false
+
   readonly onClientClose = (): void => {
+    this.clientGone = true
     if (!this.done && this.abort !== undefined) this.abort(new Error('client closed the connection'))
   }
 
@@ -139,6 +143,13 @@ class RelayHandler implements Dispatcher.DispatchHandler {
 
   onConnect (abort: (err?: Error) => void): void {
     this.abort = abort
+    // A request waits in undici's queue while every upstream connection is busy; a client that
+    // left meanwhile gets nothing sent for it (a commit would land for nobody), and a request under
+    // way for a gone client would wait on its answer's backpressure forever.
+    if (this.clientGone && !this.done) {
+      abort(new Error('client closed the connection'))
+      return
+    }
     this.sent = true
   }
 
