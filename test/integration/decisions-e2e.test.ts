@@ -14,9 +14,10 @@ import t, { type Test } from 'tap'
 import { Client, request } from 'undici'
 import { IcebergRestCatalog } from 'iceberg-js'
 import { startCatalog, startProxy, type RunningCatalog, type RunningProxy } from '../helpers/index.js'
-import { cloneSchema, clientShapes, createFixtureTable, loadMeta, posts } from '../helpers/gate-fixtures.js'
+import { cloneSchema, clientShapes, createFixtureTable, fieldByPath, loadMeta, posts } from '../helpers/gate-fixtures.js'
 import { postgresSkip, startPostgres } from '../helpers/postgres.js'
 import { metrics } from '../../src/metrics/iceguard-metrics.js'
+import { mintOverride } from '../../src/policy/override-token.js'
 import { run } from '../../src/cli/main.js'
 import type { CliIo } from '../../src/cli/cli-io.js'
 
@@ -192,6 +193,54 @@ t.test('SQLite: decisions of both transports are listed, filtered, read, and sur
   t.match((await call(`${again.url}/admin/v1/overrides`)).json.overrides, [{ id, source: 'minted', 'revoked-at': /^\d{4}-/ }], 'and the same override records')
   const againConns = await transports(t, again.url)
   t.equal((await evolve(again.url, 'drop-qty', againConns['fast lane'], { 'x-iceguard-override': token })).status, 400, 'the revoked token stays refused after the restart')
+})
+
+t.test('a stored decision keeps every finding: an error beside a warning, and the errors an override waived', async t => {
+  const catalog = await startCatalog(t)
+  const warned = join(work, 'policy-warned.yaml')
+  writeFileSync(warned, 'version: 1\nextends: builtin:spec\ntables:\n  db.orders:\n    rules:\n      COLUMN_NO_DROP: error\n      COLUMN_NO_RENAME: warn\n')
+  const proxy = await startProxy(t, { upstream: catalog.url, policy: warned, 'state-dir': join(work, 'state-findings'), env })
+  await setup(t, catalog, proxy.url)
+  const conns = await transports(t, proxy.url)
+  const token = mintOverride({ table: 'db.orders', rules: ['COLUMN_NO_DROP'], ttlSeconds: 600, reason: 'incident 8', secret: SECRET })
+
+  const expected: Array<{ verdict: string, findings: Array<{ rule: string, severity: string, path: string }> }> = []
+  const columns = { 'fast lane': { dropped: 'qty', renamed: 'price' }, 'node:http': { dropped: 'tags', renamed: 'attrs' } }
+  for (const [name, conn] of Object.entries(conns)) {
+    const { dropped, renamed } = columns[name as keyof typeof columns]
+    // One commit, two findings: dropping a column is an error here, renaming one a warning.
+    const meta = await loadMeta(proxy.url, 'db', 'orders')
+    const s = cloneSchema(meta)
+    s.fields = s.fields.filter(f => f.name !== dropped)
+    fieldByPath(s, renamed).name = `${renamed}_renamed`
+    const body = clientShapes.java(meta, s, 'db', 'orders')
+    const before = posts(catalog).length
+    const denied = await call(`${proxy.url}/v1/namespaces/db/tables/orders`, { method: 'POST', body, dispatcher: conn })
+    t.equal(denied.status, 400, `${name}: the drop is refused`)
+    t.equal(posts(catalog).length, before, `${name}: nothing reached the upstream`)
+    const waived = await call(`${proxy.url}/v1/namespaces/db/tables/orders`, { method: 'POST', body, dispatcher: conn, headers: { 'x-iceguard-override': token } })
+    t.equal(waived.status, 200, `${name}: the break-glass token lets the same commit through`)
+    expected.push(
+      { verdict: 'deny', findings: [{ rule: 'COLUMN_NO_DROP', severity: 'error', path: dropped }, { rule: 'COLUMN_NO_RENAME', severity: 'warn', path: renamed }] },
+      { verdict: 'warn', findings: [{ rule: 'COLUMN_NO_DROP', severity: 'warn', path: dropped }, { rule: 'COLUMN_NO_RENAME', severity: 'warn', path: renamed }] })
+  }
+  await flushed(proxy)
+
+  const listed = (await call(`${proxy.url}/admin/v1/decisions?namespace=db&table=orders&page-size=100`)).json.decisions as any[]
+  const updates = listed.filter(d => d.kind === 'update-table').reverse()
+  t.same(updates.map(d => d.verdict), expected.map(e => e.verdict), 'one decision per commit, oldest first: deny, then the override\'s warn, on each transport')
+  const byRule = (findings: any[]): any[] => findings.map(f => ({ rule: f.rule, severity: f.severity, path: f.path })).sort((a, b) => a.rule.localeCompare(b.rule))
+  for (const [i, d] of updates.entries()) {
+    const read = await call(`${proxy.url}/admin/v1/decisions/${d.id}`)
+    t.equal(read.status, 200)
+    t.same(byRule(read.json.findings), expected[i]!.findings, `${d.verdict}: every finding, warnings included, read back by id`)
+    t.ok(read.json.findings.every((f: any) => typeof f.message === 'string' && f.message !== '' && typeof f['field-id'] === 'number'), 'each with its message and field id')
+    if (d.verdict === 'warn') {
+      t.match(read.json.override, { id: String, rules: ['COLUMN_NO_DROP'] }, 'the override that waived the error is named beside the finding it waived')
+    } else {
+      t.equal(read.json.override, null, 'a deny names no override')
+    }
+  }
 })
 
 t.test('a decision store that is down never blocks a commit', async t => {
