@@ -103,6 +103,38 @@ onEveryTransport(t, t => {
     t.match((noId.json as { error: { message: string } }).error.message, 'table identifier is required')
   })
 
+  t.test('a break-glass token in a transaction waives its own table\'s errors, never another\'s', async t => {
+    const dir = t.testdir({ 'policy.yaml': 'version: 1\nextends: builtin:spec\nnamespaces:\n  strict:\n    rules:\n      COLUMN_NO_DROP: error\n' })
+    const { catalog, proxy, ice } = await setup(t, { policy: join(dir, 'policy.yaml'), env: { ICEGUARD_OVERRIDE_SECRET: SECRET } })
+    await ice.createNamespace({ namespace: ['strict'] })
+    for (const name of ['a', 'b']) await createFixtureTable(ice, name, 2, 'strict')
+    const token = mintOverride({ table: 'strict.a', rules: ['COLUMN_NO_DROP'], ttlSeconds: 600, reason: 'incident 51', secret: SECRET })
+    const change = async (name: string, edit: (meta: Meta) => SchemaJson) => {
+      const meta = await loadMeta(proxy.url, 'strict', name)
+      return { identifier: { namespace: ['strict'], name }, ...(clientShapes.curl(meta, edit(meta), 'strict', name) as object) }
+    }
+    const drop = (column: string) => (meta: Meta): SchemaJson => {
+      const s = cloneSchema(meta)
+      s.fields = s.fields.filter(f => f.name !== column)
+      return s
+    }
+
+    catalog.clearRequests()
+    const both = { 'table-changes': [await change('a', drop('qty')), await change('b', drop('qty'))] }
+    const refused = await postJson(`${proxy.url}/v1/transactions/commit`, both, { 'x-iceguard-override': token })
+    t.equal(refused.status, 400, 'a token for strict.a does not let strict.b drop a column')
+    const error = (refused.json as { error?: { code: number, message: string, stack: string[] } } | undefined)?.error
+    t.match(error, { code: 400, message: /strict\.b/ }, 'the refusal names the table the token does not cover')
+    t.match(error?.message, 'COLUMN_NO_DROP')
+    t.ok(error !== undefined && error.stack.length > 0 && error.stack.every(l => l.startsWith('strict.b: ')), 'every finding it lists is strict.b\'s')
+    t.equal(posts(catalog).length, 0, 'nothing reached the upstream')
+
+    const own = { 'table-changes': [await change('a', drop('qty')), await change('b', meta => addColumn(meta, 'note'))] }
+    const allowed = await postJson(`${proxy.url}/v1/transactions/commit`, own, { 'x-iceguard-override': token })
+    t.equal(allowed.status, 204, `the same token does waive strict.a's drop in a transaction (${allowed.text})`)
+    t.equal(posts(catalog).length, 1, 'which is forwarded once')
+  })
+
   t.test('creates, staged creates and create-or-replace', async t => {
     const { catalog, proxy, ice, log } = await setup(t, { catalogPrefix: 'wh' })
     await ice.createNamespace({ namespace: ['db'] })
