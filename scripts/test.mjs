@@ -6,7 +6,7 @@
  * `TAP_JOBS` overrides; any other arguments go to tap as they are.
  *
  * First, `tap build` when tap's test class was built with other plugins than package.json names
- * (a fresh `npm ci`): see scripts/tap-plugins.mjs.
+ * (a fresh `npm ci`) or in another checkout (a copied or moved one): see scripts/tap-plugins.mjs.
  */
 import { spawn } from 'node:child_process'
 import os from 'node:os'
