@@ -9,7 +9,7 @@
  * vanish under concurrent calls: a file it is, in WAL mode against SQLITE_BUSY.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -23,6 +23,8 @@ export interface RunningFixture {
   /** Everything the server wrote to stdout and stderr so far (for a failing test's message). */
   log (): string
   stop (): Promise<void>
+  /** Ends the server at once (for a process's 'exit' handler, where nothing can be awaited). */
+  kill (): void
 }
 
 async function freePort (): Promise<number> {
@@ -54,14 +56,20 @@ export interface FixtureOptions {
   readonly env?: Record<string, string>
   /** ms to wait for the first 200 on /v1/config (a cold JVM on a busy 2-core machine). */
   readonly startTimeout?: number
+  /** Keep the catalog file and the warehouse in this folder, across runs (default: a temp folder, removed at stop). */
+  readonly dir?: string
+  /** The port to listen on (default: a free one). */
+  readonly port?: number
 }
 
 export async function startFixture (options: FixtureOptions = {}): Promise<RunningFixture> {
-  const dir = mkdtempSync(join(tmpdir(), 'iceberg-fixture-'))
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'iceberg-fixture-'))
+  const keep = options.dir !== undefined
+  mkdirSync(dir, { recursive: true })
   const warehouse = `file://${join(dir, 'warehouse')}`
   let output = ''
   for (let attempt = 0; ; attempt++) {
-    const port = await freePort()
+    const port = options.port ?? await freePort()
     const url = `http://127.0.0.1:${port}`
     const child = spawn('java', ['-Xshare:auto', '-XX:TieredStopAtLevel=1', '-cp', fixtureClasspath, 'org.apache.iceberg.rest.RESTCatalogServer'], {
       env: {
@@ -81,14 +89,15 @@ export async function startFixture (options: FixtureOptions = {}): Promise<Runni
     } catch (err) {
       child.kill('SIGKILL')
       // Another process may have taken the port between freePort() and the JVM's bind.
-      if (attempt < 2 && /BindException|Address already in use/.test(output)) continue
-      rmSync(dir, { recursive: true, force: true })
+      if (options.port === undefined && attempt < 2 && /BindException|Address already in use/.test(output)) continue
+      if (!keep) rmSync(dir, { recursive: true, force: true })
       throw new Error(`${(err as Error).message}\n${output}`)
     }
     return {
       url,
       warehouse,
       log: () => output,
+      kill: () => { child.kill('SIGKILL') },
       async stop () {
         if (child.exitCode === null && child.signalCode === null) {
           const exited = new Promise(resolve => child.once('exit', resolve))
@@ -97,7 +106,7 @@ export async function startFixture (options: FixtureOptions = {}): Promise<Runni
           await exited
           clearTimeout(timer)
         }
-        rmSync(dir, { recursive: true, force: true })
+        if (!keep) rmSync(dir, { recursive: true, force: true })
       }
     }
   }

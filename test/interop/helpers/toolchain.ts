@@ -40,7 +40,8 @@ function has (path: string, mode = constants.R_OK): boolean {
   }
 }
 
-function missingParts (parts: readonly ToolchainPart[]): string[] {
+/** The parts of `parts` that are not installed, in words. */
+export function missingParts (parts: readonly ToolchainPart[]): string[] {
   const missing: string[] = []
   for (const part of parts) {
     if (part === 'java' && !onPath('java')) missing.push('java')
