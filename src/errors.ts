@@ -42,6 +42,8 @@ export const ERRORS = Object.freeze({
     'The bytes on a connection are not an HTTP/1.1 request iceguard can read (a bad request line, header or body framing); the answer closes the connection and nothing was forwarded.'),
   BASE_TOO_LARGE: def('BASE_TOO_LARGE', 400, 'BadRequestException',
     'The metadata of a table a commit changes is larger than the gate reads whole (`--upstream-max-response`); nothing was committed, and a retry cannot help until the limit is raised.'),
+  ILLEGAL_ARGUMENT: def('ILLEGAL_ARGUMENT', 400, 'IllegalArgumentException',
+    'Embedded catalog: an update the table metadata cannot take (a current schema, spec or sort order that does not exist, a format downgrade), as Iceberg Java\'s metadata builder refuses it.'),
   VALIDATION: def('VALIDATION', 400, 'ValidationException',
     'The request is well formed but breaks a rule of the Iceberg spec or the policy; the message names every rule id.'),
   USAGE: def('USAGE', 400, 'BadRequestException',

@@ -46,12 +46,15 @@ export function stringMap (raw: unknown, what: string): Record<string, string> {
 
 /**
  * The error for the first issue the model found: its Java exception decides the answer
- * (ValidationException 400, CommitFailedException 409, otherwise BadRequestException 400),
- * as the reference server maps the exception a builder throws.
+ * (IllegalArgumentException or ValidationException 400, CommitFailedException 409, a request that
+ * cannot be read BadRequestException 400), as the reference server maps the exception a builder
+ * throws (test/interop/differential.test.ts compares them).
  */
 function issueError (issue: ApplyIssue | ParseIssue): GateError {
   const exception = (issue as ApplyIssue).exception
-  const def = exception === 'ValidationException' ? ERRORS.VALIDATION : exception === 'CommitFailedException' ? ERRORS.COMMIT_CONFLICT : ERRORS.BAD_REQUEST
+  const def = exception === 'ValidationException'
+    ? ERRORS.VALIDATION
+    : exception === 'CommitFailedException' ? ERRORS.COMMIT_CONFLICT : exception === 'IllegalArgumentException' ? ERRORS.ILLEGAL_ARGUMENT : ERRORS.BAD_REQUEST
   return new GateError(def, issue.message)
 }
 

@@ -29,6 +29,15 @@ function assertCanCreate (state: CatalogState, ns: readonly string[], name: stri
 }
 
 /** createTable: the new table's metadata is the model's (`newTableMetadata`, as Java's `newTableMetadata`). */
+/**
+ * A staged table carries `created-at` (ISO-8601, UTC) unless the request sets it, as the reference
+ * server's staged create writes it (CatalogHandlers.stageTableCreate); the client's later commit
+ * with assert-create then creates the table with it.
+ */
+function stageProperties (staged: boolean, properties: Record<string, string>): Record<string, string> {
+  return staged ? { 'created-at': new Date().toISOString(), ...properties } : properties
+}
+
 export async function createTable (ctx: CatalogContext, req: CatalogRequest): Promise<Reply> {
   const body = req.body()
   if (!isObject(body)) throw badRequest('Invalid create table request: body must be an object')
@@ -43,7 +52,7 @@ export async function createTable (ctx: CatalogContext, req: CatalogRequest): Pr
     partitionSpec: body['partition-spec'],
     writeOrder: body['write-order'],
     location: typeof body.location === 'string' ? body.location.replace(/\/+$/, '') : ctx.store.defaultTableLocation(ns, name),
-    properties: stringMap(body.properties, 'table properties')
+    properties: stageProperties(body['stage-create'] === true, stringMap(body.properties, 'table properties'))
   }, { uuid: randomUUID(), now: Date.now() })
   failOnIssues(issues)
   if (metadata === undefined) throw badRequest('Invalid create table request')

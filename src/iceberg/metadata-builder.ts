@@ -231,7 +231,7 @@ export class TableMetadataBuilder {
   }
 
   private issue (at: string, message: string, extra: { rule?: string, exception?: ApplyIssue['exception'] } = {}): void {
-    this.issues.push({ at, message, ...extra })
+    this.issues.push({ at, message, exception: 'IllegalArgumentException', ...extra })
   }
 
   /** Applies every update of a commit in order (`target` view: the gate's structural view check). */

@@ -2,8 +2,11 @@
  * A new table's metadata from a CreateTableRequest, as the reference server's create runs
  * `TableMetadata.newTableMetadata`: every field id assigned fresh from 1, partition and sort
  * sources rebound to the fresh ids, partition field ids restarting at 1000, the format version
- * taken from the `format-version` property (default 2) and not kept as a property. The metadata
- * builder does the rest, so a created table is what the same updates would make.
+ * taken from the `format-version` property (default 2) and not kept as a property, and
+ * `write.parquet.compression-codec` set to `zstd` unless the request sets it (Java's
+ * `TableMetadata.persistedProperties`: the default for tables created since Iceberg 1.4, written
+ * into the table so that older writers agree). The metadata builder does the rest, so a created
+ * table is what the same updates would make.
  */
 import { assignFreshIds } from './fresh-ids.js'
 import { TableMetadataBuilder, type ApplyIssue } from './metadata-builder.js'
@@ -25,10 +28,12 @@ interface NewTableOptions {
 }
 
 const FORMAT_VERSION = 'format-version'
+const PARQUET_COMPRESSION = 'write.parquet.compression-codec'
 
 export function newTableMetadata (req: NewTableRequest, opts: NewTableOptions): { metadata?: WholeTableMetadata, issues: ApplyIssue[] } {
   const issues: ApplyIssue[] = []
   const properties = plainRecord<string>()
+  properties[PARQUET_COMPRESSION] = 'zstd'
   let formatVersion: 1 | 2 | 3 = 2
   for (const key of Object.keys(req.properties)) {
     const value = req.properties[key] as string

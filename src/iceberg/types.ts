@@ -179,9 +179,11 @@ export interface ApplyIssue extends ParseIssue {
   /** The spec rule that owns the issue; the gate reports the rest as REQUEST_WELL_FORMED. */
   readonly rule?: string
   /**
-   * The Java exception a catalog answers with: absent for an invalid argument (400
-   * BadRequestException), ValidationException (400), or CommitFailedException (409: the base moved
-   * on, a retry on fresh metadata may succeed).
+   * The Java exception a catalog answers with: IllegalArgumentException (400) for an argument the
+   * metadata builder refuses (its Preconditions.checkArgument; the reference server answers with
+   * that type, and the Java client rethrows it as such), ValidationException (400), or
+   * CommitFailedException (409: the base moved on, a retry on fresh metadata may succeed).
+   * Absent for an issue found before any update applies (an unreadable request: 400 BadRequestException).
    */
-  readonly exception?: 'ValidationException' | 'CommitFailedException'
+  readonly exception?: 'IllegalArgumentException' | 'ValidationException' | 'CommitFailedException'
 }

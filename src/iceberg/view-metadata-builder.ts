@@ -80,8 +80,8 @@ export class ViewMetadataBuilder {
     return new ViewMetadataBuilder(base, false, opts.now ?? Date.now())
   }
 
-  private issue (at: string, message: string, exception?: ApplyIssue['exception']): void {
-    this.issues.push(exception === undefined ? { at, message } : { at, message, exception })
+  private issue (at: string, message: string, exception: ApplyIssue['exception'] = 'IllegalArgumentException'): void {
+    this.issues.push({ at, message, exception })
   }
 
   /** Applies every update of a view commit in order. */

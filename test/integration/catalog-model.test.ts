@@ -146,14 +146,14 @@ t.test('one metadata builder: the catalog stores what the gate judged', async t 
 t.test('one builder for failures too: the catalog refuses with the issue the gate reports', async t => {
   const c = await setup(t)
   const cases: Array<{ updates: unknown[], type: string, status: number }> = [
-    { updates: [{ action: 'set-current-schema', 'schema-id': 7 }], type: 'BadRequestException', status: 400 },
+    { updates: [{ action: 'set-current-schema', 'schema-id': 7 }], type: 'IllegalArgumentException', status: 400 },
     { updates: [{ action: 'set-current-schema', 'schema-id': -1 }], type: 'ValidationException', status: 400 },
     { updates: [{ action: 'remove-schemas', 'schema-ids': [0] }], type: 'ValidationException', status: 400 },
     { updates: [{ action: 'set-default-spec', 'spec-id': -1 }], type: 'ValidationException', status: 400 },
-    { updates: [{ action: 'set-default-sort-order', 'sort-order-id': 3 }], type: 'BadRequestException', status: 400 },
-    { updates: [{ action: 'upgrade-format-version', 'format-version': 9 }], type: 'BadRequestException', status: 400 },
-    { updates: [{ action: 'add-spec', spec: { fields: [{ 'source-id': 1, name: '', transform: 'identity' }] } }], type: 'BadRequestException', status: 400 },
-    { updates: [{ action: 'add-sort-order', 'sort-order': { fields: [{ 'source-id': 1, transform: 'identity', direction: 'up', 'null-order': 'nulls-first' }] } }], type: 'BadRequestException', status: 400 },
+    { updates: [{ action: 'set-default-sort-order', 'sort-order-id': 3 }], type: 'IllegalArgumentException', status: 400 },
+    { updates: [{ action: 'upgrade-format-version', 'format-version': 9 }], type: 'IllegalArgumentException', status: 400 },
+    { updates: [{ action: 'add-spec', spec: { fields: [{ 'source-id': 1, name: '', transform: 'identity' }] } }], type: 'IllegalArgumentException', status: 400 },
+    { updates: [{ action: 'add-sort-order', 'sort-order': { fields: [{ 'source-id': 1, transform: 'identity', direction: 'up', 'null-order': 'nulls-first' }] } }], type: 'IllegalArgumentException', status: 400 },
     { updates: [{ action: 'set-snapshot-ref', 'ref-name': 'main', type: 'tag', 'snapshot-id': 1 }], type: 'ValidationException', status: 400 },
     { updates: [{ action: 'add-view-version', 'view-version': {} }], type: 'BadRequestException', status: 400 },
     { updates: [{ action: 'set-location' }], type: 'BadRequestException', status: 400 }

@@ -264,7 +264,7 @@ t.test('bad bodies are 400 with a message naming what was wrong', async t => {
   isError(t, await create(createBody('v', { 'view-version': viewVersion({ representations: [] }) })), 400, 'BadRequestException', 'without specifying a query')
   isError(t, await create(createBody('v', { 'view-version': viewVersion({ representations: [{ type: 'substrait', plan: 'x' }] }) })), 400, 'BadRequestException', 'unsupported view representation type')
   isError(t, await create(createBody('v', { 'view-version': viewVersion({ representations: [{ type: 'sql', dialect: 'spark' }] }) })), 400, 'BadRequestException', 'representations[0].sql')
-  isError(t, await create(createBody('v', { 'view-version': viewVersion({ representations: [sql('select 1', 'Spark'), sql('select 2', 'spark')] }) })), 400, 'BadRequestException', 'multiple queries for dialect spark')
+  isError(t, await create(createBody('v', { 'view-version': viewVersion({ representations: [sql('select 1', 'Spark'), sql('select 2', 'spark')] }) })), 400, 'IllegalArgumentException', 'multiple queries for dialect spark')
   t.same((await call(c, 'GET', '/v1/namespaces/db/views')).json.identifiers, [], 'no bad create left a view behind')
 
   await createView(t, c, 'v', { 'view-version': viewVersion({ representations: [sql('select 1'), sql('select 1', 'trino')] }) })
@@ -276,12 +276,12 @@ t.test('bad bodies are 400 with a message naming what was wrong', async t => {
   isError(t, await commit({ updates: [{ action: 'add-view-version' }] }), 400, 'BadRequestException', 'view-version is missing')
   isError(t, await commit({ updates: [{ action: 'add-view-version', 'view-version': 1 }] }), 400, 'BadRequestException', 'view-version must be an object')
   isError(t, await commit({ updates: [{ action: 'set-current-view-version', 'view-version-id': 'x' }] }), 400, 'BadRequestException', 'view-version-id must be an integer')
-  isError(t, await commit({ updates: [{ action: 'set-current-view-version', 'view-version-id': 5 }] }), 400, 'BadRequestException', 'unknown version: 5')
-  isError(t, await commit({ updates: [{ action: 'add-view-version', 'view-version': viewVersion({ 'schema-id': 8 }) }] }), 400, 'BadRequestException', 'unknown schema: 8')
+  isError(t, await commit({ updates: [{ action: 'set-current-view-version', 'view-version-id': 5 }] }), 400, 'IllegalArgumentException', 'unknown version: 5')
+  isError(t, await commit({ updates: [{ action: 'add-view-version', 'view-version': viewVersion({ 'schema-id': 8 }) }] }), 400, 'IllegalArgumentException', 'unknown schema: 8')
   isError(t, await commit({ updates: [{ action: 'add-view-version', 'view-version': viewVersion({ 'schema-id': -1 }) }] }), 400, 'ValidationException', 'no schema has been added')
-  isError(t, await commit({ updates: [{ action: 'assign-uuid', uuid: 'another' }] }), 400, 'BadRequestException', 'Cannot reassign uuid')
-  isError(t, await commit({ updates: [{ action: 'upgrade-format-version', 'format-version': 2 }] }), 400, 'BadRequestException', 'Unsupported format version: 2')
-  isError(t, await commit({ updates: [{ action: 'upgrade-format-version', 'format-version': 0 }] }), 400, 'BadRequestException', 'Cannot downgrade v1 view to v0')
+  isError(t, await commit({ updates: [{ action: 'assign-uuid', uuid: 'another' }] }), 400, 'IllegalArgumentException', 'Cannot reassign uuid')
+  isError(t, await commit({ updates: [{ action: 'upgrade-format-version', 'format-version': 2 }] }), 400, 'IllegalArgumentException', 'Unsupported format version: 2')
+  isError(t, await commit({ updates: [{ action: 'upgrade-format-version', 'format-version': 0 }] }), 400, 'IllegalArgumentException', 'Cannot downgrade v1 view to v0')
   isError(t, await commit({ updates: [{ action: 'set-properties', updates: { 'version.history.num-entries': '0' } }] }), 400, 'BadRequestException', 'must be positive')
   // Java refuses a replace that loses a dialect unless replace.drop-dialect.allowed is true.
   const dropTrino = { updates: [{ action: 'add-view-version', 'view-version': viewVersion({ 'schema-id': 0, representations: [sql('select 2')] }) }, { action: 'set-current-view-version', 'view-version-id': -1 }] }

@@ -214,7 +214,7 @@ t.test('tables: create shape, list with paging, load, exists, drop, rename', asy
   t.match(created.json['metadata-location'], /\/db\/t1\/metadata\/00000-[0-9a-f-]{36}\.metadata\.json$/)
   t.equal(md['format-version'], 2)
   t.match(md['table-uuid'], /^[0-9a-f-]{36}$/)
-  t.same(md.properties, { owner: 'me' })
+  t.same(md.properties, { 'write.parquet.compression-codec': 'zstd', owner: 'me' }, 'the properties asked for, and the Parquet codec Java writes into every new table')
   t.equal(md['current-schema-id'], 0)
   t.equal(md['last-column-id'], 2)
   t.same(md['partition-specs'], [{ 'spec-id': 0, fields: [] }])

@@ -21,18 +21,19 @@
  * what it put on the wire is compared with the recording.
  */
 import { canonicalTarget } from '../../src/edge/request-target.js'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { gunzipSync, gzipSync } from 'node:zlib'
 import { randomUUID } from 'node:crypto'
-import { isLosslessNumber, isSafeNumber, parse, stringify } from 'lossless-json'
+import { parse, stringify } from 'lossless-json'
 import t, { type Test } from 'tap'
 import { Client, fetch as undiciFetch, request } from 'undici'
 import { IcebergRestCatalog } from 'iceberg-js'
 import { startCatalog, startProxy } from '../helpers/index.js'
 import { startInterposer, type Interposer } from '../helpers/gate-fixtures.js'
 import { onEveryTransport } from '../helpers/transports.js'
+import { canon, clientHeaders, CLIENTS_ROOT, fill, flowFiles, loadFlow, MISSING, pointer, readLossless, type Expect, type Flow, type Step } from '../helpers/client-flows.js'
 
 /**
  * The target iceguard forwards for one the client sent: the canonical spelling
@@ -45,100 +46,11 @@ function forwardedTarget (path: string): string {
   return out
 }
 
-const ROOT = new URL('../fixtures/clients/', import.meta.url)
-const WARNINGS_HEADER = 'x-iceguard-warnings'
-
-type Upstream = 'passthrough' | 'exact' | 'injected' | 'none'
+const ROOT = CLIENTS_ROOT
 type Transport = 'fresh' | 'keep-alive'
-
-interface Expect {
-  readonly status: number
-  readonly upstream?: Upstream
-  readonly injected?: readonly unknown[]
-  /** What the answer's metadata-location must be, against the last one seen for the same table. */
-  readonly metadataLocation?: 'new' | 'same' | 'null'
-  readonly json?: Readonly<Record<string, unknown>>
-  readonly text?: readonly string[]
-  readonly error?: { readonly type: string, readonly messageIncludes?: readonly string[] }
-  /** Rule ids the warnings header must name. */
-  readonly warnings?: readonly string[]
-}
-
-interface Step {
-  readonly name: string
-  readonly method: string
-  readonly path: string
-  readonly headers?: Readonly<Record<string, string>>
-  readonly body?: unknown
-  readonly bodyText?: string
-  readonly notes?: Readonly<Record<string, string>>
-  readonly expect: Expect
-  readonly capture?: Readonly<Record<string, string>>
-}
-
-interface Fixture {
-  readonly client: string
-  readonly flow: string
-  readonly title: string
-  readonly statement: string
-  readonly sources: readonly string[]
-  readonly steps: readonly Step[]
-}
-
-function readLossless (url: URL): Record<string, unknown> {
-  return parse(readFileSync(url, 'utf8')) as Record<string, unknown>
-}
-
-function loadFixture (client: string, file: string): Fixture {
-  const raw = readLossless(new URL(`${client}/${file}`, ROOT))
-  const steps: Step[] = []
-  for (const s of (raw.steps as unknown[] | undefined) ?? []) {
-    const include = (s as { include?: unknown }).include
-    if (typeof include === 'string') steps.push(...loadFixture(client, include).steps)
-    else steps.push(s as Step)
-  }
-  return { ...(raw as unknown as Fixture), steps }
-}
-
-function clientHeaders (client: string): Record<string, string> {
-  return (readLossless(new URL(`${client}/_client.json`, ROOT)) as { headers: Record<string, string> }).headers
-}
-
-/** Numbers a double holds exactly become numbers, 64-bit ids their decimal text. */
-function canon (v: unknown): unknown {
-  if (isLosslessNumber(v)) return isSafeNumber(v.value) ? Number(v.value) : v.value
-  if (Array.isArray(v)) return v.map(canon)
-  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, canon(x)]))
-  return v
-}
-
-function fill (v: unknown, vars: Readonly<Record<string, unknown>>): unknown {
-  if (typeof v === 'string') {
-    const lookup = (name: string): unknown => {
-      if (!Object.hasOwn(vars, name)) throw new Error(`fixture uses {{${name}}} before capturing it`)
-      return vars[name]
-    }
-    const whole = /^\{\{(\w+)\}\}$/.exec(v)
-    if (whole !== null) return lookup(whole[1] as string)
-    return v.replace(/\{\{(\w+)\}\}/g, (_m, name: string) => String(lookup(name)))
-  }
-  if (isLosslessNumber(v) || v === null || typeof v !== 'object') return v
-  if (Array.isArray(v)) return v.map(x => fill(x, vars))
-  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fill(x, vars)]))
-}
-
-const MISSING = Symbol('missing')
-
-function pointer (doc: unknown, ptr: string): unknown {
-  if (ptr === '') return doc
-  let cur: unknown = doc
-  for (const raw of ptr.slice(1).split('/')) {
-    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~')
-    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, key)) return MISSING
-    cur = (cur as Record<string, unknown>)[key]
-  }
-  return cur
-}
+const WARNINGS_HEADER = 'x-iceguard-warnings'
+const loadFixture = loadFlow
+type Fixture = Flow
 
 function pathOf (url: string): string {
   const q = url.indexOf('?')
@@ -237,7 +149,9 @@ async function runFlow (t: Test, fixture: Fixture, transport: Transport, env: En
   const conn = new Connection(env.proxyUrl, transport)
   t.teardown(() => conn.close())
   const base = clientHeaders(fixture.client)
-  const vars: Record<string, unknown> = {}
+  // {{now}}: a snapshot's timestamp-ms, which Java takes from the clock at commit time (a catalog
+  // refuses one that is older than the table's last change by more than a minute).
+  const vars: Record<string, unknown> = { now: Date.now() }
   const locations = new Map<string, unknown>()
   if (transport === 'keep-alive') t.equal(fixture.steps[0]?.path, '/v1/config', 'the kept-alive connection begins with GET /v1/config')
 
@@ -348,7 +262,7 @@ function checkArrival (t: Test, step: Step, expect: Expect, headers: Record<stri
 }
 
 const CLIENTS = ['java', 'pyiceberg', 'rust']
-const flows = (client: string): string[] => readdirSync(new URL(`${client}/`, ROOT)).filter(f => f.endsWith('.json') && !f.startsWith('_')).sort()
+const flows = flowFiles
 
 t.test('every fixture explains its bytes and cites its sources', async t => {
   for (const client of CLIENTS) {
