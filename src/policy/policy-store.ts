@@ -20,10 +20,14 @@ export type ReloadResult =
 type PolicyStoreEvent =
   | { readonly type: 'reloaded', readonly source: string }
   | { readonly type: 'reload-failed', readonly source: string, readonly error: string, readonly issues: readonly PolicyIssue[] }
+  /** The watcher failed (its folder removed or replaced): it is set up again after `rewatchMs`. */
+  | { readonly type: 'watch-failed', readonly source: string, readonly error: string }
 
 interface PolicyStoreOptions {
   /** Quiet period after the last file event before reloading (editors write in bursts). Default 200 ms. */
   readonly debounceMs?: number
+  /** ms before a failed watcher is set up again. Default 1000 ms. */
+  readonly rewatchMs?: number
   /** Loader, injectable for tests; default `loadPolicy`. */
   readonly load?: (spec: string) => Policy
 }
@@ -32,6 +36,7 @@ export class PolicyStore {
   readonly #spec: string
   readonly #load: (spec: string) => Policy
   readonly #debounceMs: number
+  readonly #rewatchMs: number
   #policy: Policy
   #loadedAt: Date
   #lastError: string | undefined
@@ -41,6 +46,7 @@ export class PolicyStore {
     this.#spec = spec ?? 'builtin:recommended'
     this.#load = opts.load ?? loadPolicy
     this.#debounceMs = opts.debounceMs ?? 200
+    this.#rewatchMs = opts.rewatchMs ?? 1000
     this.#policy = this.#load(this.#spec)
     this.#loadedAt = new Date()
   }
@@ -81,21 +87,47 @@ export class PolicyStore {
     const dir = dirname(file)
     const name = basename(file)
     let timer: NodeJS.Timeout | undefined
+    let rewatch: NodeJS.Timeout | undefined
+    let stopped = false
     const fire = (): void => {
       timer = undefined
       const r = this.reload()
       if (r.ok) onEvent({ type: 'reloaded', source: this.#spec })
       else onEvent({ type: 'reload-failed', source: this.#spec, error: r.error, issues: r.issues })
     }
-    let watcher: FSWatcher | undefined = fsWatch(dir, { persistent: false }, (_event, changed) => {
-      // Contract files live next to the policy; a change to any YAML there may matter.
-      if (changed !== null && changed !== name && !/\.ya?ml$/i.test(changed) && changed !== '..data') return
-      if (timer) clearTimeout(timer)
-      timer = setTimeout(fire, this.#debounceMs)
-      timer.unref()
-    })
+    let watcher: FSWatcher | undefined
+    const arm = (): void => {
+      rewatch = undefined
+      if (stopped) return
+      try {
+        watcher = fsWatch(dir, { persistent: false }, (_event, changed) => {
+          // Contract files live next to the policy; a change to any YAML there may matter.
+          if (changed !== null && changed !== name && !/\.ya?ml$/i.test(changed) && changed !== '..data') return
+          if (timer) clearTimeout(timer)
+          timer = setTimeout(fire, this.#debounceMs)
+          timer.unref()
+        })
+      } catch (err) {
+        failed(err)
+        return
+      }
+      // A watcher emits `error` when its folder goes away (a volume remounted, a folder replaced):
+      // unheard, that event would end the process; heard, the watch is set up again.
+      watcher.on('error', failed)
+    }
+    const failed = (err: unknown): void => {
+      watcher?.close()
+      watcher = undefined
+      if (stopped || rewatch !== undefined) return
+      onEvent({ type: 'watch-failed', source: this.#spec, error: err instanceof Error ? err.message : String(err) })
+      rewatch = setTimeout(arm, this.#rewatchMs)
+      rewatch.unref()
+    }
+    arm()
     return () => {
+      stopped = true
       if (timer) clearTimeout(timer)
+      if (rewatch) clearTimeout(rewatch)
       watcher?.close()
       watcher = undefined
     }
