@@ -159,12 +159,20 @@ export class DecisionLog {
     clearTimeout(this.#timer)
     this.#timer = undefined
     clearInterval(this.#pruner)
-    await this.flush()
     const until = deadline ?? 0
+    // A store call that hangs (a connection attempt into a dead host) must not outlast the deadline.
+    const bounded = async (): Promise<void> => {
+      let timer: NodeJS.Timeout | undefined
+      const left = Math.max(0, until - this.#now())
+      await Promise.race([this.flush(), new Promise<void>(resolve => { timer = setTimeout(resolve, left) })])
+      clearTimeout(timer)
+    }
+    if (deadline === undefined) await this.flush()
+    else await bounded()
     for (;;) {
       if (this.#buffer.length === 0 || this.#now() + CLOSING_RETRY_MS >= until) break
       await new Promise(resolve => setTimeout(resolve, CLOSING_RETRY_MS))
-      await this.flush()
+      await bounded()
     }
     for (const p of this.#buffer.splice(0)) {
       if (p.decisions.length === 0) continue
