@@ -28,15 +28,23 @@ interface PolicyStoreOptions {
   readonly debounceMs?: number
   /** ms before a failed watcher is set up again. Default 1000 ms. */
   readonly rewatchMs?: number
+  /** Folder watcher, injectable for tests; default `fs.watch`. */
+  readonly watchFolder?: WatchFolder
   /** Loader, injectable for tests; default `loadPolicy`. */
   readonly load?: (spec: string) => Policy
 }
+
+/** What the store needs of `fs.watch`: changes in a folder, `error` events, and `close`. */
+type WatchFolder = (dir: string, onChange: (file: string | null) => void) => Pick<FSWatcher, 'on' | 'close'>
+
+const watchWithFs: WatchFolder = (dir, onChange) => fsWatch(dir, { persistent: false }, (_event, file) => { onChange(file) })
 
 export class PolicyStore {
   readonly #spec: string
   readonly #load: (spec: string) => Policy
   readonly #debounceMs: number
   readonly #rewatchMs: number
+  readonly #watchFolder: WatchFolder
   #policy: Policy
   #loadedAt: Date
   #lastError: string | undefined
@@ -47,6 +55,7 @@ export class PolicyStore {
     this.#load = opts.load ?? loadPolicy
     this.#debounceMs = opts.debounceMs ?? 200
     this.#rewatchMs = opts.rewatchMs ?? 1000
+    this.#watchFolder = opts.watchFolder ?? watchWithFs
     this.#policy = this.#load(this.#spec)
     this.#loadedAt = new Date()
   }
@@ -95,12 +104,12 @@ export class PolicyStore {
       if (r.ok) onEvent({ type: 'reloaded', source: this.#spec })
       else onEvent({ type: 'reload-failed', source: this.#spec, error: r.error, issues: r.issues })
     }
-    let watcher: FSWatcher | undefined
+    let watcher: Pick<FSWatcher, 'on' | 'close'> | undefined
     const arm = (): void => {
       rewatch = undefined
       if (stopped) return
       try {
-        watcher = fsWatch(dir, { persistent: false }, (_event, changed) => {
+        watcher = this.#watchFolder(dir, (changed) => {
           // Contract files live next to the policy; a change to any YAML there may matter.
           if (changed !== null && changed !== name && !/\.ya?ml$/i.test(changed) && changed !== '..data') return
           if (timer) clearTimeout(timer)
