@@ -9,7 +9,14 @@
  * refused ones (a long column narrowed to int, which the Iceberg spec forbids). It reports
  * unexpected answers, p50/p99 per operation, and iceguard's RSS over time.
  *
- *   --minutes 2   --workers 8   --max-ops 2000000   --seed 1
+ * With `--faults on` (the default) the decisions go to a PostgreSQL started for the run (when
+ * PostgreSQL is installed), the upstream catalog is restarted a third of the way in and
+ * PostgreSQL (`pg_ctl restart -m fast`) two thirds of the way in. A commit cut by the catalog
+ * restart may answer 502/503/504 (state unknown, or nothing forwarded): the worker reads its table
+ * again and counts what landed. The report adds commits acknowledged, decisions stored, and
+ * whether iceguard lived through both restarts.
+ *
+ *   --minutes 2   --workers 8   --max-ops 2000000   --seed 1   --faults on|off
  * Bounded by both time and operation count; only 127.0.0.1 is contacted.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -17,10 +24,12 @@ import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { isLosslessNumber, parse, stringify } from 'lossless-json'
+import pg from 'pg'
 import { Pool } from 'undici'
-import { startEmbeddedCatalog } from '../src/dev-catalog/index.js'
+import { startEmbeddedCatalog, type EmbeddedCatalog } from '../src/dev-catalog/index.js'
 import { buildForBench } from './lib/build.js'
 import { BENCH_DIR, freePort, killAll, nodeServer, start, stop, waitForPort } from './lib/processes.js'
+import { startBenchPostgres, type BenchPostgres } from './lib/postgres.js'
 import { askUsage } from './lib/usage.js'
 
 const { values: args } = parseArgs({
@@ -28,9 +37,11 @@ const { values: args } = parseArgs({
     minutes: { type: 'string', default: '2' },
     workers: { type: 'string', default: '8' },
     'max-ops': { type: 'string', default: '2000000' },
-    seed: { type: 'string', default: '1' }
+    seed: { type: 'string', default: '1' },
+    faults: { type: 'string', default: 'on' }
   }
 })
+const withFaults = args.faults !== 'off'
 const minutes = Math.min(Number(args.minutes), 24 * 60)
 const workers = Math.max(1, Math.min(Number(args.workers), 64))
 const maxOps = Number(args['max-ops'])
@@ -62,7 +73,15 @@ interface TableState {
   /** snapshot ids of every data commit answered 200 */
   committed: bigint[]
   schemaCommits: number
+  /** Data commits answered 5xx during a fault: whether they landed is read from the catalog. */
+  unknown: bigint[]
+  /** A commit's outcome is unknown: read the table again before the next one. */
+  resync: boolean
 }
+
+/** While a fault runs (and for a moment after), 5xx answers to commits are expected. */
+const faultWindow = { open: false, closedAt: 0 }
+const inFault = (): boolean => faultWindow.open || Date.now() - faultWindow.closedAt < 3000
 
 const stats = {
   ops: new Map<Op, number[]>(),
@@ -76,6 +95,7 @@ function record (op: Op, status: number, ms: number, body: string): void {
   stats.ops.set(op, list)
   const key = `${op} ${status}`
   stats.answers.set(key, (stats.answers.get(key) ?? 0) + 1)
+  if (status >= 502 && status <= 504 && inFault()) return
   if (status !== EXPECTED[op] && stats.unexpected.length < 50) stats.unexpected.push(`${op}: ${status} ${body.slice(0, 300)}`)
 }
 
@@ -105,7 +125,7 @@ async function createTable (pool: Pool, name: string): Promise<TableState> {
   const r = await send(pool, 'POST', TABLES, { name, schema: { type: 'struct', 'schema-id': 0, 'identifier-field-ids': [1], fields }, properties })
   if (r.status !== 200) throw new Error(`creating ${name} failed: ${r.status} ${r.text}`)
   const md = (parse(r.text) as { metadata: { 'current-schema-id': unknown, 'last-column-id': unknown } }).metadata
-  return { name, fields, lastColumnId: Number(md['last-column-id']), schemaId: Number(md['current-schema-id']), sequence: 0, main: null, committed: [], schemaCommits: 0 }
+  return { name, fields, lastColumnId: Number(md['last-column-id']), schemaId: Number(md['current-schema-id']), sequence: 0, main: null, committed: [], schemaCommits: 0, unknown: [], resync: false }
 }
 
 function dataCommit (t: TableState, snapshotId: bigint): unknown {
@@ -142,6 +162,7 @@ async function worker (pool: Pool, w: number, own: TableState, all: TableState[]
   const rand = prng(Number(args.seed) * 1000 + w)
   let k = 0
   while (Date.now() < deadline && budget.left-- > 0) {
+    if (own.resync && !(await resync(pool, own))) continue
     const x = rand()
     if (x < 0.5) {
       const t = all[Math.floor(rand() * all.length)] ?? own
@@ -156,6 +177,9 @@ async function worker (pool: Pool, w: number, own: TableState, all: TableState[]
         own.committed.push(id)
         own.main = id
         own.sequence++
+      } else if (r.status >= 502) {
+        own.unknown.push(id)
+        own.resync = true
       }
     } else if (x < 0.92) {
       const field = { id: own.lastColumnId + 1, name: `added_${own.lastColumnId + 1}`, required: false, type: 'string' }
@@ -168,7 +192,7 @@ async function worker (pool: Pool, w: number, own: TableState, all: TableState[]
         own.lastColumnId = field.id
         own.schemaId = Number(md['current-schema-id'])
         own.schemaCommits++
-      }
+      } else if (r.status >= 502) own.resync = true
     } else {
       // Spec "Schema Evolution": long → int is a narrowing, never allowed.
       const fields = own.fields.map(f => (f.name === 'amount' ? { ...f, type: 'int' } : f))
@@ -176,6 +200,32 @@ async function worker (pool: Pool, w: number, own: TableState, all: TableState[]
       record('refused-commit', r.status, r.ms, r.text)
     }
   }
+}
+
+/**
+ * After a commit answered 5xx: the table as the catalog has it now. Data commits whose answer was
+ * lost count as committed when their snapshot is there; the schema state is the catalog's.
+ */
+async function resync (pool: Pool, own: TableState): Promise<boolean> {
+  const r = await send(pool, 'GET', `${TABLES}/${own.name}`)
+  if (r.status !== 200) {
+    await new Promise(resolve => setTimeout(resolve, 200))
+    return false
+  }
+  const md = (parse(r.text) as { metadata: Record<string, unknown> }).metadata
+  const have = new Set(((md.snapshots ?? []) as Array<Record<string, unknown>>).map(x => String(x['snapshot-id'])))
+  own.committed.push(...own.unknown.filter(id => have.has(String(id))))
+  own.unknown = []
+  const main = (md.refs as Record<string, { 'snapshot-id': unknown }> | undefined)?.main?.['snapshot-id']
+  own.main = main === undefined ? null : BigInt(String(main))
+  own.sequence = Number(md['last-sequence-number'])
+  const schemas = (md.schemas ?? []) as Array<{ 'schema-id': unknown, fields: Field[] }>
+  own.schemaId = Number(md['current-schema-id'])
+  own.fields = schemas.find(x => Number(x['schema-id']) === own.schemaId)?.fields.map(f => ({ ...f, id: Number(f.id) })) ?? own.fields
+  own.lastColumnId = Number(md['last-column-id'])
+  own.schemaCommits = schemas.length - 1
+  own.resync = false
+  return true
 }
 
 interface Audit { table: string, problems: string[] }
@@ -215,19 +265,45 @@ function percentile (sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0
 }
 
+/** Figures of the fault run, for the report. */
+interface FaultReport {
+  readonly faults: string[]
+  readonly aliveAfter: boolean
+  /** Gated writes (schema and refused commits) iceguard answered. */
+  readonly gatedAnswered: number
+  /** Commits answered 200 (data and schema). */
+  readonly acknowledged: number
+  readonly decisionsStored: number
+  readonly decisionsTwice: number
+  readonly decisionNotStored: number
+}
+
+async function restartCatalog (catalog: EmbeddedCatalog, port: number, warehouse: string): Promise<EmbeddedCatalog> {
+  await catalog.close()
+  await new Promise(resolve => setTimeout(resolve, 1000))
+  return await startEmbeddedCatalog({ warehouse, port })
+}
+
 async function main (): Promise<void> {
   const t0 = Date.now()
   buildForBench()
-  const catalog = await startEmbeddedCatalog({ memory: true })
+  const logDir = mkdtempSync(path.join(os.tmpdir(), 'iceguard-soak-'))
+  // The catalog keeps its tables on disk, so a restart finds them again.
+  const warehouse = path.join(logDir, 'warehouse')
+  const catalogPort = await freePort()
+  let catalog = await startEmbeddedCatalog({ warehouse, port: catalogPort })
+  const pgServer: BenchPostgres | undefined = withFaults ? await startBenchPostgres() : undefined
+  if (withFaults && pgServer === undefined) process.stderr.write('soak: PostgreSQL is not installed (apt-get install postgresql): decisions go to SQLite, and only the catalog is restarted\n')
   const resultsDir = path.join(BENCH_DIR, 'results')
   mkdirSync(resultsDir, { recursive: true })
-  const logDir = mkdtempSync(path.join(os.tmpdir(), 'iceguard-soak-'))
   const port = await freePort()
-  const ig = start('soak-iceguard', nodeServer('src/main/server.ts', ['--upstream', catalog.url, '--port', String(port), '--host', '127.0.0.1', '--log-level', 'warn']),
+  const store = pgServer !== undefined ? ['--database-url', pgServer.url] : ['--state-dir', path.join(logDir, 'state')]
+  const ig = start('soak-iceguard', nodeServer('src/main/server.ts', ['--upstream', catalog.url, '--port', String(port), '--host', '127.0.0.1', '--log-level', 'warn', ...store]),
     { probe: true, logDir, env: { NODE_ENV: 'production' } })
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: workers, pipelining: 1 })
   const memory: Array<{ s: number, rssMb: number }> = []
   let sampler: NodeJS.Timeout | undefined
+  const faultTimers: NodeJS.Timeout[] = []
   try {
     await waitForPort(ig, port, 60_000)
     const ns = await send(pool, 'POST', '/v1/namespaces', { namespace: ['soak'], properties: {} })
@@ -243,27 +319,81 @@ async function main (): Promise<void> {
     sampler = setInterval(() => { sample().catch(() => {}) }, every)
     const deadline = Date.now() + minutes * 60_000
     const budget = { left: maxOps }
-    process.stderr.write(`soak: ${workers} workers for ${minutes} min through iceguard to the embedded catalog\n`)
+    const faults: string[] = []
+    const faultRuns: Array<Promise<void>> = []
+    const fault = (at: number, name: string, run: () => Promise<void>): void => {
+      faultTimers.push(setTimeout(() => {
+        faultWindow.open = true
+        const began = Date.now()
+        faultRuns.push(run().then(() => { faults.push(`${name} at ${Math.round((began - t0) / 1000)} s (${Date.now() - began} ms)`) },
+          (err: unknown) => { faults.push(`${name} FAILED: ${String(err)}`) }).finally(() => { faultWindow.open = false; faultWindow.closedAt = Date.now() }))
+      }, at))
+    }
+    if (withFaults) {
+      fault(minutes * 60_000 / 3, 'upstream catalog restarted', async () => { catalog = await restartCatalog(catalog, catalogPort, warehouse) })
+      if (pgServer !== undefined) fault(minutes * 60_000 * 2 / 3, 'PostgreSQL restarted (pg_ctl restart -m fast)', async () => { await pgServer.restart('fast') })
+    }
+    process.stderr.write(`soak: ${workers} workers for ${minutes} min through iceguard to the embedded catalog${withFaults ? ', with faults' : ''}\n`)
     await Promise.all(tables.map((t, w) => worker(pool, w, t, tables, deadline, budget)))
+    await Promise.all(faultRuns)
     clearInterval(sampler)
     await sample()
+    for (const t of tables) if (t.resync) await resync(pool, t)
     const audits = await audit(catalog.url, tables)
-    const report = render(audits, memory, (Date.now() - t0) / 1000)
+    const faultReport = withFaults ? await faultFigures(ig, pgServer, faults) : undefined
+    const report = render(audits, memory, (Date.now() - t0) / 1000, faultReport)
     process.stdout.write(report)
     writeFileSync(path.join(resultsDir, 'soak-latest.md'), report)
-    const failed = stats.unexpected.length > 0 || audits.some(a => a.problems.length > 0)
+    const failed = stats.unexpected.length > 0 || audits.some(a => a.problems.length > 0) ||
+      (faultReport !== undefined && (!faultReport.aliveAfter || faultReport.decisionsTwice > 0 || faultReport.decisionNotStored > 0 ||
+        (pgServer !== undefined && faultReport.decisionsStored < faultReport.gatedAnswered)))
     process.exitCode = failed ? 1 : 0
   } finally {
+    for (const timer of faultTimers) clearTimeout(timer)
     if (sampler !== undefined) clearInterval(sampler)
     await pool.close()
     await stop(ig)
     await catalog.close()
+    await pgServer?.close()
     if (process.exitCode === 0) rmSync(logDir, { recursive: true, force: true })
     else process.stderr.write(`soak: iceguard's log is in ${logDir}\n`)
   }
 }
 
-function render (audits: Audit[], memory: Array<{ s: number, rssMb: number }>, seconds: number): string {
+/** Waits for iceguard's buffer to reach the store, then counts what it holds. */
+async function faultFigures (ig: ReturnType<typeof start>, pgServer: BenchPostgres | undefined, faults: string[]): Promise<FaultReport> {
+  const gatedAnswered = [...stats.answers].filter(([k]) => /^(schema-commit|refused-commit) (200|400)$/.test(k)).reduce((n, [, v]) => n + v, 0)
+  const acknowledged = [...stats.answers].filter(([k]) => /commit 200$/.test(k)).reduce((n, [, v]) => n + v, 0)
+  let decisionsStored = -1
+  let decisionsTwice = 0
+  if (pgServer !== undefined) {
+    const db = new pg.Client({ connectionString: pgServer.url })
+    await db.connect()
+    try {
+      for (let i = 0; i < 100; i++) {
+        decisionsStored = Number((await db.query("SELECT COUNT(*) AS n FROM decisions WHERE kind = 'update-table'")).rows[0].n)
+        if (decisionsStored >= gatedAnswered) break
+        await new Promise(resolve => setTimeout(resolve, 200))
+      }
+      // One decision per write: two with one request id would be a decision stored twice.
+      decisionsTwice = Number((await db.query('SELECT COUNT(*) AS n FROM (SELECT request_id FROM decisions GROUP BY request_id, table_name HAVING COUNT(*) > 1) x')).rows[0].n)
+    } finally {
+      await db.end()
+    }
+  }
+  const log = ig.output()
+  return {
+    faults,
+    aliveAfter: ig.child.exitCode === null && ig.child.signalCode === null,
+    gatedAnswered,
+    acknowledged,
+    decisionsStored,
+    decisionsTwice,
+    decisionNotStored: (log.match(/decision not stored/g) ?? []).length
+  }
+}
+
+function render (audits: Audit[], memory: Array<{ s: number, rssMb: number }>, seconds: number, faults?: FaultReport): string {
   const L = [`## iceguard soak: ${workers} workers, ${minutes} min (${Math.round(seconds)} s in all)`, '']
   L.push('| operation | count | expected status | p50 ms | p99 ms |', '|---|--:|--:|--:|--:|')
   for (const [op, list] of stats.ops) {
@@ -278,6 +408,13 @@ function render (audits: Audit[], memory: Array<{ s: number, rssMb: number }>, s
   L.push('', bad.length === 0
     ? `Catalog audit: all ${audits.length} tables hold exactly the ${commits} commits answered 200 and none of the refused ones.`
     : `Catalog audit FAILED:\n\n${bad.map(a => `- ${a.table}: ${a.problems.join('; ')}`).join('\n')}`)
+  if (faults !== undefined) {
+    L.push('', `Faults: ${faults.faults.length > 0 ? faults.faults.join('; ') : 'none ran'}.`)
+    L.push(`iceguard ${faults.aliveAfter ? 'lived through them' : 'DID NOT live through them'}; commits acknowledged (200): ${faults.acknowledged}; ` +
+      `gated writes answered (schema 200 + refused 400): ${faults.gatedAnswered}; decisions stored: ${faults.decisionsStored < 0 ? 'n/a (SQLite)' : faults.decisionsStored}; ` +
+      `stored twice: ${faults.decisionsTwice}; "decision not stored" lines: ${faults.decisionNotStored}; ` +
+      `RSS before → after: ${memory[0]?.rssMb ?? '?'} → ${memory[memory.length - 1]?.rssMb ?? '?'} MB.`)
+  }
   return L.join('\n') + '\n'
 }
 

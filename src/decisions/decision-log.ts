@@ -1,10 +1,14 @@
 /**
  * The decision log: every audit record of the gate becomes stored decisions, without the commit
  * path ever waiting on (or failing because of) the database. Records go to a bounded in-memory
- * buffer and a flusher writes them in batches. A store that is down is counted, logged once per
- * outage and retried with backoff; the buffer keeps what is waiting. When the buffer is full the
- * new record is not stored, and its audit line says so and carries what would have been stored.
+ * buffer and a flusher writes them in batches. A batch whose write failed, or whose outcome is
+ * unknown (the connection died during COMMIT), stays at the head of the buffer and is written
+ * again until stored; storing is idempotent by decision id, so no decision is stored twice. A
+ * store that is down is counted, logged once per outage and retried with backoff. When the buffer
+ * is full the new record is not stored, and its audit line says so and carries what would have
+ * been stored. On close the buffer is written until it is empty or the deadline passes.
  */
+import { during } from '../activity.js'
 import type { AuditRecord, AuditSink } from '../audit/audit-log.js'
 import type { IceguardMetrics } from '../metrics/iceguard-metrics.js'
 import { decisionsFromAudit, type Decision } from './decision.js'
@@ -23,6 +27,8 @@ interface DecisionLogOptions {
   readonly capacity?: number
   /** Decisions older than this many days are deleted (default 90; 0 keeps them forever). */
   readonly retentionDays?: number
+  /** ms between retention runs (default one hour). */
+  readonly pruneEveryMs?: number
   readonly metrics?: IceguardMetrics
   /** The webhook messages a decision queues (stored in the same transaction). */
   readonly notify?: (decision: Decision) => NewOutboxMessage[]
@@ -38,11 +44,26 @@ interface Pending {
   readonly overrides: readonly OverrideRecord[]
   /** The audit record, to name what was lost if it never reaches the store. */
   readonly entry?: AuditRecord
+  /** When it was queued (epoch ms). */
+  readonly at: number
+}
+
+/** The buffer as metrics read it. */
+export interface DecisionLogStats {
+  /** Writes waiting to be stored. */
+  readonly pending: number
+  /** ms the oldest waiting write has waited (0 when none waits). */
+  readonly oldestAgeMs: number
+  /** Failed store attempts in a row (0 when the last one succeeded). */
+  readonly failures: number
 }
 
 const BATCH = 200
 const FIRST_RETRY_MS = 250
-const LONGEST_RETRY_MS = 30_000
+/** Bounds how long decisions wait after the store is back (and so the window a SIGKILL can lose). */
+const LONGEST_RETRY_MS = 5_000
+/** Between attempts while closing, when every moment before the deadline counts. */
+const CLOSING_RETRY_MS = 200
 const PRUNE_EVERY_MS = 3600_000
 const DAY_MS = 86_400_000
 
@@ -69,6 +90,11 @@ export class DecisionLog {
   /** Writes waiting to be stored. */
   get pending (): number { return this.#buffer.length }
 
+  stats (): DecisionLogStats {
+    const oldest = this.#buffer[0]
+    return { pending: this.#buffer.length, oldestAgeMs: oldest === undefined ? 0 : Math.max(0, this.#now() - oldest.at), failures: this.#failures }
+  }
+
   /** An audit sink that queues each record, then hands it (annotated) to `inner`, the log line. */
   auditSink (inner: AuditSink): AuditSink {
     return {
@@ -92,20 +118,20 @@ export class DecisionLog {
       this.#opts.metrics?.decisionStore.inc({ outcome: 'not-stored' }, decisions.length)
       return { ...entry, decisionNotStored: refused }
     }
-    this.#push({ decisions, overrides: [], entry })
+    this.#push({ decisions, overrides: [], entry, at: this.#now() })
     return { ...entry, decisionIds: decisions.map(d => d.id) }
   }
 
   /** Records an override token the gate accepted, so it can be listed and revoked. */
   noteOverride (record: OverrideRecord): void {
-    if (this.#refusal() === undefined) this.#push({ decisions: [], overrides: [record] })
+    if (this.#refusal() === undefined) this.#push({ decisions: [], overrides: [record], at: this.#now() })
   }
 
   /** Stores what is buffered now; resolves when the attempt ends (whether or not it succeeded). */
   async flush (): Promise<void> {
     while (this.#flushing !== undefined) await this.#flushing
     if (this.#buffer.length === 0) return
-    this.#flushing = this.#write().finally(() => { this.#flushing = undefined })
+    this.#flushing = during('decision log: storing decisions', async () => await this.#write()).finally(() => { this.#flushing = undefined })
     await this.#flushing
   }
 
@@ -114,22 +140,40 @@ export class DecisionLog {
     const days = this.#opts.retentionDays ?? 90
     if (days <= 0 || this.#pruner !== undefined) return
     const prune = (): void => {
-      this.#opts.store.prune(this.#now() - days * DAY_MS).then((removed) => {
+      during('decision log: retention', async () => await this.#opts.store.prune(this.#now() - days * DAY_MS)).then((removed) => {
         if (removed > 0) this.#opts.log.info({ removed, retentionDays: days }, 'old decisions deleted')
       }, (err: unknown) => {
-        this.#opts.log.warn({ err: describe(err) }, 'Cannot delete old decisions: the store failed; trying again in an hour')
+        this.#opts.log.warn({ err: describe(err) }, 'Cannot delete old decisions: the store failed; trying again at the next run (hourly)')
       })
     }
     prune()
-    this.#pruner = setInterval(prune, PRUNE_EVERY_MS).unref()
+    this.#pruner = setInterval(prune, this.#opts.pruneEveryMs ?? PRUNE_EVERY_MS).unref()
   }
 
-  /** Last flush, then stop. What could still not be stored is logged, record by record. */
-  async close (): Promise<void> {
+  /**
+   * Stops taking records and writes the buffer until it is empty or `deadline` (epoch ms) has
+   * passed; default: one attempt. What could still not be stored is logged, record by record.
+   */
+  async close (deadline?: number): Promise<void> {
     this.#closed = true
     clearTimeout(this.#timer)
+    this.#timer = undefined
     clearInterval(this.#pruner)
-    await this.flush()
+    const until = deadline ?? 0
+    // A store call that hangs (a connection attempt into a dead host) must not outlast the deadline.
+    const bounded = async (): Promise<void> => {
+      let timer: NodeJS.Timeout | undefined
+      const left = Math.max(0, until - this.#now())
+      await Promise.race([this.flush(), new Promise<void>(resolve => { timer = setTimeout(resolve, left) })])
+      clearTimeout(timer)
+    }
+    if (deadline === undefined) await this.flush()
+    else await bounded()
+    for (;;) {
+      if (this.#buffer.length === 0 || this.#now() + CLOSING_RETRY_MS >= until) break
+      await new Promise(resolve => setTimeout(resolve, CLOSING_RETRY_MS))
+      await bounded()
+    }
     for (const p of this.#buffer.splice(0)) {
       if (p.decisions.length === 0) continue
       this.#opts.metrics?.decisionStore.inc({ outcome: 'not-stored' }, p.decisions.length)

@@ -92,22 +92,25 @@ export class DecisionStore {
 
   /**
    * Stores decisions with their webhook messages and the override tokens they used, in one
-   * transaction: a message is never queued for a decision that was not kept.
+   * transaction: a message is never queued for a decision that was not kept. Storing is
+   * idempotent by id (each row's primary key; `ON CONFLICT DO NOTHING`, which SQLite and
+   * PostgreSQL both read the same way): a batch retried after a COMMIT whose answer was lost is
+   * stored once, and a message already delivered is not queued again.
    */
   async insert (decisions: readonly Decision[], outbox: readonly NewOutboxMessage[] = [], now = Date.now()): Promise<void> {
     await (await this.#db()).transaction(async (tx) => {
       for (const d of decisions) {
-        await tx.run(`INSERT INTO decisions (${DECISION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+        await tx.run(`INSERT INTO decisions (${DECISION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, [
           d.id, d.time, d.requestId, d.principal ?? null, JSON.stringify(d.table.namespace), namespaceSegment(d.table.namespace),
           d.table.name, d.kind, d.verdict, JSON.stringify(d.findings), d.changes, d.override?.id ?? null,
           JSON.stringify({ ...d.details, ...(d.override !== undefined ? { overrideRules: d.override.rules } : {}) })
         ])
         for (const rule of new Set(d.findings.map(f => f.rule))) {
-          await tx.run('INSERT INTO decision_rules (decision_id, rule) VALUES (?, ?)', [d.id, rule])
+          await tx.run('INSERT INTO decision_rules (decision_id, rule) VALUES (?, ?) ON CONFLICT (decision_id, rule) DO NOTHING', [d.id, rule])
         }
       }
       for (const m of outbox) {
-        await tx.run('INSERT INTO webhook_outbox (id, decision_id, url, secret_ref, body, created_at, attempts, next_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?)',
+        await tx.run('INSERT INTO webhook_outbox (id, decision_id, url, secret_ref, body, created_at, attempts, next_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT (id) DO NOTHING',
           [m.id, m.decisionId, m.url, m.secretRef ?? null, m.body, now, now])
       }
     })

@@ -26,7 +26,8 @@ export interface Decisions {
   readonly log: DecisionLog
   readonly revocations: Revocations
   readonly webhooks: WebhookDeliverer
-  close (): Promise<void>
+  /** Stops the loops; buffered decisions are written until `deadline` (epoch ms) at most. */
+  close (deadline?: number): Promise<void>
 }
 
 interface OpenDecisionsOptions {
@@ -39,13 +40,17 @@ interface OpenDecisionsOptions {
   readonly revocationRefreshMs?: number
 }
 
-function openDriver (config: Pick<Config, 'databaseUrl' | 'stateDir'>): SqlDriver {
-  if (config.databaseUrl !== undefined) return openPostgres(config.databaseUrl)
+function openDriver (config: Pick<Config, 'databaseUrl' | 'stateDir'>, log: DecisionLogger): SqlDriver {
+  if (config.databaseUrl !== undefined) {
+    return openPostgres(config.databaseUrl, {
+      onConnectionLost: (err) => { log.warn({ err: describe(err) }, 'A decision store connection was lost: it is discarded, and its work retried on a new one') }
+    })
+  }
   return openSqlite(config.stateDir === undefined ? ':memory:' : join(config.stateDir, STATE_FILE))
 }
 
 export async function openDecisions (config: Pick<Config, 'databaseUrl' | 'stateDir' | 'decisionRetentionDays'>, opts: OpenDecisionsOptions): Promise<Decisions> {
-  const store = new DecisionStore(openDriver(config))
+  const store = new DecisionStore(openDriver(config, opts.log))
   try {
     await store.migrate()
   } catch (err) {
@@ -64,7 +69,7 @@ export async function openDecisions (config: Pick<Config, 'databaseUrl' | 'state
     log: opts.log,
     retentionDays: config.decisionRetentionDays,
     ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
-    ...(opts.webhooks !== undefined ? { notify: webhookMessages(opts.webhooks.routing), onQueued: () => { void webhooks.deliverDue() } } : {}),
+    ...(opts.webhooks !== undefined ? { notify: webhookMessages(opts.webhooks.routing), onQueued: () => { webhooks.deliverDue().catch(() => {}) } } : {}),
     ...(opts.now !== undefined ? { now: opts.now } : {})
   })
   const revocations = new Revocations(store, {
@@ -83,9 +88,9 @@ export async function openDecisions (config: Pick<Config, 'databaseUrl' | 'state
     log,
     revocations,
     webhooks,
-    async close () {
+    async close (deadline) {
       revocations.stop()
-      await log.close()
+      await log.close(deadline)
       await webhooks.stop()
       await store.close()
     }

@@ -4,6 +4,7 @@
  * PostgreSQL all refresh from it, so a revocation made on any of them is refused everywhere
  * within one refresh interval. While the store cannot be read the last known set stays in force.
  */
+import { during } from '../activity.js'
 import type { OverrideGrant, OverrideVerifier } from '../gate/override.js'
 import type { DecisionStore } from './decision-store.js'
 
@@ -22,6 +23,7 @@ export class Revocations {
   #revoked = new Set<string>()
   #timer: NodeJS.Timeout | undefined
   #failing = false
+  #running: Promise<void> | undefined
 
   constructor (store: DecisionStore, opts: RevocationOptions = {}) {
     this.#store = store
@@ -39,13 +41,21 @@ export class Revocations {
     this.#revoked.add(id)
   }
 
+  /** Reads the set from the store; a refresh still running (a store slow to answer) is joined, not doubled. */
   async refresh (): Promise<void> {
+    this.#running ??= during('revocation refresh', async () => await this.#read()).finally(() => { this.#running = undefined })
+    await this.#running
+  }
+
+  async #read (): Promise<void> {
     try {
       const ids = await this.#store.revokedIds(this.#now())
       this.#revoked = new Set(ids)
       this.#failing = false
     } catch (err) {
-      if (!this.#failing) this.#onError?.(err)
+      if (!this.#failing) {
+        try { this.#onError?.(err) } catch {}
+      }
       this.#failing = true
     }
   }

@@ -10,6 +10,7 @@
  */
 import { createHmac, randomUUID } from 'node:crypto'
 import { request } from 'undici'
+import { during } from '../activity.js'
 import type { IceguardMetrics } from '../metrics/iceguard-metrics.js'
 import { decisionToWire } from '../schemas/decisions.js'
 import { tableName, type TableRef } from '../iceberg/rest-path.js'
@@ -139,7 +140,11 @@ export class WebhookDeliverer {
   /** Sends every message due at `at`; answers how many were delivered. One run at a time. */
   async deliverDue (at: number = Date.now()): Promise<number> {
     if (this.#running !== undefined) return await this.#running
-    this.#running = this.#run(at).finally(() => { this.#running = undefined })
+    this.#running = during('webhook delivery', async () => await this.#run(at)).catch((err: unknown) => {
+      // #run handles the store's and the receiver's failures; anything else must not end the loop either.
+      this.#o.log.error({ err: describe(err) }, 'Cannot deliver webhooks: the delivery run failed; the next poll tries again')
+      return 0
+    }).finally(() => { this.#running = undefined })
     return await this.#running
   }
 

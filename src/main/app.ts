@@ -10,6 +10,7 @@ import http from 'node:http'
 import type tls from 'node:tls'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { AjvCompiler } from '@fastify/ajv-compiler'
+import { during } from '../activity.js'
 import { secretFromEnv, type Config } from './config.js'
 import { answerClientError } from '../edge/client-error.js'
 import { canonicalUrl } from '../edge/request-state.js'
@@ -33,6 +34,8 @@ import { requestMetricsPlugin } from '../../routes/ops.js'
 
 /** The name the global webhook's secret goes by in the outbox (the value stays in the configuration). */
 const GLOBAL_WEBHOOK_SECRET = 'ICEGUARD_WEBHOOK_SECRET'
+/** Kept free at the end of the shutdown budget, so the last log lines are written before the process exits anyway. */
+const SHUTDOWN_MARGIN_MS = 500
 
 export interface AppOptions {
   /** An upstream connection to use instead of one built from the config (tests). */
@@ -161,8 +164,11 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   // A connection busy when closing began turns idle once its answer is sent, and Node would keep it
   // (and so the close) open for the whole keep-alive timeout: idle connections are closed as they appear.
   let drain: NodeJS.Timeout | undefined
+  // The shutdown budget starts when closing does: buffered decisions are written within it.
+  let closeBy: number | undefined
   app.addHook('preClose', async () => {
     closing = true
+    closeBy = Date.now() + config.shutdownTimeout - SHUTDOWN_MARGIN_MS
     drain = setInterval(() => app?.server.closeIdleConnections(), 100).unref()
   })
   app.addHook('onClose', async () => {
@@ -175,10 +181,11 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   // One policy store for the gate and the admin API, so an admin reload is what the gate enforces.
   app.decorate('policyStore', options.policyStore ?? new PolicyStore(config.policyPath))
   // A policy file is reloaded when it changes; a bad edit keeps the last good policy (issue: policy as code).
-  const stopWatching = app.policyStore.watch((event) => {
+  const stopWatching = during('policy file watch', () => app.policyStore.watch((event) => {
     if (event.type === 'reloaded') app.log.info({ policy: event.source }, 'policy reloaded')
+    else if (event.type === 'watch-failed') app.log.warn({ policy: event.source, err: event.error }, 'Cannot watch the policy file: watching again shortly (SIGHUP and the admin API reload it meanwhile)')
     else app.log.error({ policy: event.source, issues: event.issues }, event.error)
-  })
+  }))
   app.addHook('onClose', async () => { stopWatching() })
   const policyStore = app.policyStore
   const decisions = await openDecisions(config, {
@@ -194,7 +201,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     }
   })
   app.decorate('decisions', decisions)
-  app.addHook('onClose', async () => { await decisions.close() })
+  app.addHook('onClose', async () => { await decisions.close(closeBy ?? Date.now() + config.shutdownTimeout - SHUTDOWN_MARGIN_MS) })
   await app.register(gatePlugin, {
     config,
     policy: app.policyStore,

@@ -10,6 +10,7 @@ import { buildApp } from './app.js'
 import { DEFAULT_WAREHOUSE, startEmbeddedCatalog } from '../dev-catalog/index.js'
 import { ConfigError, loadConfig, usage, wantsHelp, withUpstreamUrl, type Config } from './config.js'
 import { PolicyError } from '../policy/policy-error.js'
+import { handleProcessErrors } from './process-errors.js'
 
 export interface Running {
   readonly app: FastifyInstance
@@ -96,14 +97,19 @@ export async function main (argv: readonly string[] = process.argv.slice(2), env
       if (result.ok) app.log.info({ policy: app.policyStore.source }, 'policy reloaded on SIGHUP')
       else app.log.error({ policy: app.policyStore.source, issues: result.issues }, result.error)
     })
-    closeWithGrace({ delay: config.shutdownTimeout, skip: ['SIGHUP'] }, async ({ err, signal }) => {
-      if (err !== undefined) app.log.error({ err }, 'shutting down after an error')
-      else if (signal !== undefined) {
+    // Errors are the process-wide handler's (process-errors.ts): most are logged and survived.
+    closeWithGrace({ delay: config.shutdownTimeout, skip: ['SIGHUP', 'uncaughtException', 'unhandledRejection'] }, async ({ signal }) => {
+      if (signal !== undefined) {
         app.log.info({ signal, shutdownTimeoutMs: config.shutdownTimeout },
           `${signal} received: closing; requests in flight finish (up to ${config.shutdownTimeout} ms), new ones are refused`)
       }
       await app.close()
       app.log.info('closed')
+    })
+    handleProcessErrors(app.log, () => {
+      const late = setTimeout(() => process.exit(1), config.shutdownTimeout)
+      late.unref()
+      app.close().then(() => { app.log.info('closed') }, () => {}).finally(() => process.exit(1))
     })
   }
   return { app, config, url: address }

@@ -20,18 +20,31 @@ export type ReloadResult =
 type PolicyStoreEvent =
   | { readonly type: 'reloaded', readonly source: string }
   | { readonly type: 'reload-failed', readonly source: string, readonly error: string, readonly issues: readonly PolicyIssue[] }
+  /** The watcher failed (its folder removed or replaced): it is set up again after `rewatchMs`. */
+  | { readonly type: 'watch-failed', readonly source: string, readonly error: string }
 
 interface PolicyStoreOptions {
   /** Quiet period after the last file event before reloading (editors write in bursts). Default 200 ms. */
   readonly debounceMs?: number
+  /** ms before a failed watcher is set up again. Default 1000 ms. */
+  readonly rewatchMs?: number
+  /** Folder watcher, injectable for tests; default `fs.watch`. */
+  readonly watchFolder?: WatchFolder
   /** Loader, injectable for tests; default `loadPolicy`. */
   readonly load?: (spec: string) => Policy
 }
+
+/** What the store needs of `fs.watch`: changes in a folder, `error` events, and `close`. */
+type WatchFolder = (dir: string, onChange: (file: string | null) => void) => Pick<FSWatcher, 'on' | 'close'>
+
+const watchWithFs: WatchFolder = (dir, onChange) => fsWatch(dir, { persistent: false }, (_event, file) => { onChange(file) })
 
 export class PolicyStore {
   readonly #spec: string
   readonly #load: (spec: string) => Policy
   readonly #debounceMs: number
+  readonly #rewatchMs: number
+  readonly #watchFolder: WatchFolder
   #policy: Policy
   #loadedAt: Date
   #lastError: string | undefined
@@ -41,6 +54,8 @@ export class PolicyStore {
     this.#spec = spec ?? 'builtin:recommended'
     this.#load = opts.load ?? loadPolicy
     this.#debounceMs = opts.debounceMs ?? 200
+    this.#rewatchMs = opts.rewatchMs ?? 1000
+    this.#watchFolder = opts.watchFolder ?? watchWithFs
     this.#policy = this.#load(this.#spec)
     this.#loadedAt = new Date()
   }
@@ -81,21 +96,47 @@ export class PolicyStore {
     const dir = dirname(file)
     const name = basename(file)
     let timer: NodeJS.Timeout | undefined
+    let rewatch: NodeJS.Timeout | undefined
+    let stopped = false
     const fire = (): void => {
       timer = undefined
       const r = this.reload()
       if (r.ok) onEvent({ type: 'reloaded', source: this.#spec })
       else onEvent({ type: 'reload-failed', source: this.#spec, error: r.error, issues: r.issues })
     }
-    let watcher: FSWatcher | undefined = fsWatch(dir, { persistent: false }, (_event, changed) => {
-      // Contract files live next to the policy; a change to any YAML there may matter.
-      if (changed !== null && changed !== name && !/\.ya?ml$/i.test(changed) && changed !== '..data') return
-      if (timer) clearTimeout(timer)
-      timer = setTimeout(fire, this.#debounceMs)
-      timer.unref()
-    })
+    let watcher: Pick<FSWatcher, 'on' | 'close'> | undefined
+    const arm = (): void => {
+      rewatch = undefined
+      if (stopped) return
+      try {
+        watcher = this.#watchFolder(dir, (changed) => {
+          // Contract files live next to the policy; a change to any YAML there may matter.
+          if (changed !== null && changed !== name && !/\.ya?ml$/i.test(changed) && changed !== '..data') return
+          if (timer) clearTimeout(timer)
+          timer = setTimeout(fire, this.#debounceMs)
+          timer.unref()
+        })
+      } catch (err) {
+        failed(err)
+        return
+      }
+      // A watcher emits `error` when its folder goes away (a volume remounted, a folder replaced):
+      // unheard, that event would end the process; heard, the watch is set up again.
+      watcher.on('error', failed)
+    }
+    const failed = (err: unknown): void => {
+      watcher?.close()
+      watcher = undefined
+      if (stopped || rewatch !== undefined) return
+      onEvent({ type: 'watch-failed', source: this.#spec, error: err instanceof Error ? err.message : String(err) })
+      rewatch = setTimeout(arm, this.#rewatchMs)
+      rewatch.unref()
+    }
+    arm()
     return () => {
+      stopped = true
       if (timer) clearTimeout(timer)
+      if (rewatch) clearTimeout(rewatch)
       watcher?.close()
       watcher = undefined
     }

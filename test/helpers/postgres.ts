@@ -4,7 +4,7 @@
  * /usr/lib/postgresql/<major>/bin; PATH is searched too. Missing programs skip the checks that
  * need them on a developer machine and fail them under CI (see system-tool.ts).
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
+import { spawn, execFile, execFileSync, type ChildProcess } from 'node:child_process'
 import { accessSync, chownSync, constants, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -43,6 +43,11 @@ export interface TestPostgres {
   readonly url: string
   /** A new empty database on the same server (for a test that wants its own). */
   createDatabase (name: string): Promise<string>
+  /** `pg_ctl restart -m <mode>`: the server drops every connection and comes back on the same port. */
+  restart (mode: 'fast' | 'immediate'): Promise<void>
+  /** `pg_ctl stop -m <mode>`: the server is gone until `start()`. */
+  stop (mode: 'fast' | 'immediate'): Promise<void>
+  start (): Promise<void>
 }
 
 async function freePort (): Promise<number> {
@@ -81,12 +86,23 @@ export async function startPostgres (t: Test): Promise<TestPostgres | undefined>
     stdio: 'ignore', ...(user ?? {})
   })
   const port = await freePort()
-  const server: ChildProcess = spawn(join(bin, 'postgres'), [
-    '-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'full_page_writes=off'
-  ], { stdio: 'ignore', ...(user ?? {}) })
+  const serverArgs = ['-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'full_page_writes=off']
+  const server: ChildProcess = spawn(join(bin, 'postgres'), ['-D', data, ...serverArgs], { stdio: 'ignore', ...(user ?? {}) })
   let exited = false
   server.once('exit', () => { exited = true })
+  // After a restart through pg_ctl the server is pg_ctl's child, not ours: pg_ctl stops it.
+  let restarted = false
+  const pgCtl = async (args: string[]): Promise<void> => {
+    restarted = true
+    await new Promise<void>((resolve, reject) => {
+      execFile(join(bin, 'pg_ctl'), ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', ...args], { ...(user ?? {}) }, (err) => {
+        if (err === null) resolve()
+        else reject(err)
+      })
+    })
+  }
   t.teardown(async () => {
+    if (restarted) await pgCtl(['stop', '-m', 'immediate']).catch(() => {})
     if (!exited) {
       const gone = new Promise(resolve => server.once('exit', resolve))
       server.kill('SIGINT')
@@ -118,5 +134,11 @@ export async function startPostgres (t: Test): Promise<TestPostgres | undefined>
     }
     return `postgres://iceguard@127.0.0.1:${port}/${name}`
   }
-  return { url: await createDatabase('iceguard_test'), createDatabase }
+  return {
+    url: await createDatabase('iceguard_test'),
+    createDatabase,
+    restart: async (mode) => { await pgCtl(['restart', '-m', mode]) },
+    stop: async (mode) => { await pgCtl(['stop', '-m', mode]) },
+    start: async () => { await pgCtl(['start', '-o', serverArgs.join(' ')]) }
+  }
 }

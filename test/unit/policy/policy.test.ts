@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -215,6 +216,43 @@ t.test('policy store: bad reload keeps the last good policy; a good one takes ef
 
   t.throws(() => new PolicyStore(join(dir, 'missing.yaml')), PolicyError, 'start-up fails on a bad policy')
   t.doesNotThrow(() => new PolicyStore('builtin:spec').watch(() => {})(), 'presets have nothing to watch')
+})
+
+t.test('a policy watcher that fails is reported and set up again, and the next change still reloads', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'iceguard-policy-watch-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const file = join(dir, 'policy.yaml')
+  writeFileSync(file, 'version: 1\nmode: warn\n')
+  // A stand-in for fs.watch: the test emits its `error` (what a removed or remounted folder gives).
+  const watchers: Array<{ emitter: EventEmitter, onChange: (f: string | null) => void, closed: boolean }> = []
+  const store = new PolicyStore(file, {
+    debounceMs: 5,
+    rewatchMs: 20,
+    watchFolder: (_dir, onChange) => {
+      const w = { emitter: new EventEmitter(), onChange, closed: false }
+      watchers.push(w)
+      return Object.assign(w.emitter, { close: () => { w.closed = true } }) as never
+    }
+  })
+  const keepAlive = setInterval(() => {}, 1000)
+  t.teardown(() => clearInterval(keepAlive))
+  const events: string[] = []
+  let next = (): void => {}
+  const stop = store.watch(e => { events.push(e.type); next() })
+  t.teardown(stop)
+  t.equal(watchers.length, 1, 'the folder is watched')
+  t.equal(watchers[0]?.emitter.listenerCount('error'), 1, 'with a listener for its errors')
+  const rearmed = new Promise<void>(resolve => { const wait = setInterval(() => { if (watchers.length === 2) { clearInterval(wait); resolve() } }, 5) })
+  t.doesNotThrow(() => watchers[0]?.emitter.emit('error', Object.assign(new Error('watch ENOENT'), { code: 'ENOENT', syscall: 'watch' })), 'an error event does not throw')
+  t.same(events, ['watch-failed'], 'the failure is reported')
+  t.ok(watchers[0]?.closed, 'the failed watcher is closed')
+  await rearmed
+  writeFileSync(file, 'version: 1\nmode: freeze\n')
+  const reloaded = new Promise<void>(resolve => { next = resolve })
+  watchers[1]?.onChange('policy.yaml')
+  await reloaded
+  t.same(events, ['watch-failed', 'reloaded'], 'the new watcher reloads on the next change')
+  t.equal(store.resolve(ident('db.t')).mode, 'freeze')
 })
 
 t.test('contracts', async t => {
