@@ -42,6 +42,7 @@ async function adminRoutes (app: FastifyInstance, options: AdminRoutesOptions): 
   }
 
   app.decorateRequest('adminIdentity', undefined)
+  app.decorateRequest('withheldHeaders', undefined)
   app.addHook('onRequest', adminAuthHook(options.auth ?? createAdminAuth({})))
 
   app.decorateRequest('losslessBody', undefined)

@@ -13,7 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { stringify } from 'lossless-json'
 import type { IncomingHttpHeaders } from 'node:http'
-import type { AdminAccess } from '../../src/auth/access.js'
+import { adminPrincipal, type AdminAccess } from '../../src/auth/access.js'
 import { ERRORS, GateError } from '../../src/errors.js'
 import {
   applySchemaChanges, buildCommitRequest, planFromContract, readSchemaChanges, schemaChangeToWire,
@@ -140,7 +140,8 @@ export default async function schemaChangesRoutes (app: FastifyInstance, { scope
       rawBody,
       headers,
       forwardHeaders,
-      requestId: String(request.id)
+      requestId: String(request.id),
+      ...(request.adminIdentity !== undefined && { principal: adminPrincipal(request.adminIdentity) })
     })
   }
 

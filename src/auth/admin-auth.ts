@@ -47,13 +47,13 @@ export function createAdminAuth (options: AdminAuthOptions): AdminAuth {
       throw new GateError(ERRORS.NOT_AUTHORIZED, `Cannot ${action}: send an admin token as "Authorization: Bearer <token>" (or in X-Iceguard-Admin-Token)`, { headers: challenge() })
     }
     if (staticToken !== undefined && isStaticToken(staticToken, token)) {
-      return { kind: 'static-token', principal: 'admin-token', grants: ALL, upstreamAuthorization: undefined }
+      return { kind: 'static-token', principal: 'admin-token', grants: ALL }
     }
     if (options.jwt === undefined) {
       throw new GateError(ERRORS.NOT_AUTHORIZED, `Cannot ${action}: the admin token is not valid`, { headers: challenge(', error="invalid_token"') })
     }
     const checked = await options.jwt.verify(token)
-    if (checked.ok) return { kind: 'jwt', principal: checked.subject, grants: checked.grants, upstreamAuthorization: `Bearer ${token}` }
+    if (checked.ok) return { kind: 'jwt', principal: checked.subject, grants: checked.grants }
     if (checked.reason === 'unavailable') {
       throw new GateError(ERRORS.UPSTREAM_UNAVAILABLE, `Cannot ${action}: the admin token cannot be checked now: ${checked.detail}`,
         { headers: { 'retry-after': String(options.retryAfter ?? 1) } })

@@ -5,7 +5,11 @@
  * together with any header the `Connection` header names. `Host` is left to the upstream
  * dispatcher, which writes the upstream's own. `Expect` is dropped because Node already answered
  * `100-continue` to the client and undici refuses the header.
+ *
+ * iceguard's own credentials are dropped too, on every route and transport: the admin token's
+ * header and the console's cookie belong to iceguard, never to the catalog (docs/security.md).
  */
+import { ADMIN_TOKEN_HEADER, withoutConsoleCookie } from '../auth/credential-names.js'
 
 const HOP_BY_HOP: ReadonlySet<string> = new Set([
   'connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization',
@@ -54,6 +58,12 @@ export function forwardRequestHeaders (rawHeaders: readonly string[], client: Cl
       continue
     }
     if (lower === 'content-length' && dropLength) continue
+    if (lower === ADMIN_TOKEN_HEADER) continue
+    if (lower === 'cookie') {
+      const kept = withoutConsoleCookie(value)
+      if (kept !== undefined) out.push(lower, kept)
+      continue
+    }
     if (lower === 'x-forwarded-proto') hasProto = true
     else if (lower === 'x-forwarded-host') hasFwdHost = true
     out.push(lower, value)

@@ -137,7 +137,8 @@ t.test('what reaches the upstream on an admin table read, on fresh and reused co
 
   const cases: Array<[string, Record<string, string>, string | undefined]> = [
     ['the static token never travels', { authorization: `Bearer ${STATIC}` }, undefined],
-    ['an identity provider\'s JWT travels: the catalog sees the same user', { authorization: `Bearer ${jwt}` }, `Bearer ${jwt}`],
+    ['an identity provider\'s admin JWT does not travel either', { authorization: `Bearer ${jwt}` }, undefined],
+    ['beside a JWT in X-Iceguard-Admin-Token, Authorization is the catalog\'s', { 'x-iceguard-admin-token': jwt, authorization: 'Bearer catalog-token' }, 'Bearer catalog-token'],
     ['beside X-Iceguard-Admin-Token, Authorization is the catalog\'s', { 'x-iceguard-admin-token': STATIC, authorization: 'Bearer catalog-token' }, 'Bearer catalog-token']
   ]
   for (const [what, headers, expected] of cases) {
