@@ -7,6 +7,7 @@
  * admin JWT or the console cookie; the catalog credential the caller meant for the catalog travels;
  * and the admin writes record their verified principal.
  */
+import { tmpdir } from 'node:os'
 import t, { type Test } from 'tap'
 import { request } from 'undici'
 import { IcebergRestCatalog } from 'iceberg-js'
@@ -125,7 +126,7 @@ onEveryTransport(t, t => {
     const { proxy, seen } = await setup(t)
     const io = (): CliIo & { err: () => string } => {
       let err = ''
-      return { stdout: () => {}, stderr: s => { err += s }, env: { ICEGUARD_ADMIN_TOKEN: ADMIN }, cwd: t.testdir(), err: () => err }
+      return { stdout: () => {}, stderr: s => { err += s }, env: { ICEGUARD_ADMIN_TOKEN: ADMIN }, cwd: tmpdir(), err: () => err }
     }
     const from = seen.length
     const out = io()

@@ -248,7 +248,7 @@ t.test('sign-in: 401 login page, a session cookie (not the token), sign-out ends
   t.match(cookie, /^iceguard_console=[A-Za-z0-9_-]{43}; Max-Age=28800; Path=\/console; HttpOnly; SameSite=Lax$/, 'a random session id')
   t.notMatch(cookie, STATIC, 'the cookie does not hold the admin token')
   const jar = cookie.split(';')[0] as string
-  const second = String((await postForm(`${proxy.url}/console/login`, { token: STATIC })).headers['set-cookie']).split(';')[0]
+  const second = String((await postForm(`${proxy.url}/console/login`, { token: STATIC })).headers['set-cookie']).split(';')[0] as string
   t.not(second, jar, 'each sign-in is a new session')
 
   const before = catalog.requests.length
