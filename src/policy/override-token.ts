@@ -80,11 +80,26 @@ export function mintOverride (input: MintOverrideInput): string {
 }
 
 /**
+ * Spec rules guard the readability of the table itself: a commit they refuse would leave metadata
+ * that readers cannot use (an `int → string` retype breaks every existing data file's reader).
+ * Iceberg Java's `UpdateSchema.allowIncompatibleChanges()` never allows an invalid promotion
+ * either. So no override waives them: refused when minting and when a token is used.
+ */
+function isSpecRule (ruleId: string): boolean {
+  return ruleById(ruleId)?.category === 'spec'
+}
+
+function specRuleRefusal (ruleId: string): string {
+  return `${ruleId} is an Iceberg spec rule: what it refuses would make the table unreadable, and no override can waive it`
+}
+
+/**
  * Why a token for this rule id would waive nothing, or undefined when it can: an unknown id (a
  * typo would otherwise mint a token that silently does nothing), the freeze (a mode, lifted in the
  * policy) and registration (a permission the policy grants, not a finding).
  */
 function notOverridable (ruleId: string): string | undefined {
+  if (isSpecRule(ruleId)) return specRuleRefusal(ruleId)
   if (ruleId === TABLE_FROZEN) return `${TABLE_FROZEN} is the freeze mode, not a rule finding; lift the freeze in the policy`
   if (ruleId === 'TABLE_NO_REGISTER') return 'TABLE_NO_REGISTER is a permission set in the policy (TABLE_NO_REGISTER: off), not a finding an override can waive'
   if (ruleById(ruleId) === undefined) return `unknown rule id "${ruleId}"${suggest(ruleId)}; GET /admin/v1/rules lists them`
@@ -117,6 +132,8 @@ export function verifyOverride (token: string, opts: { readonly table: string | 
   if (now >= p.exp) {
     return { ok: false, error: `Override token ${p.id} expired at ${new Date(p.exp * 1000).toISOString()}` }
   }
+  const spec = p.rules.find(r => typeof r === 'string' && isSpecRule(r))
+  if (spec !== undefined) return { ok: false, error: `Override token ${p.id} cannot be used: ${specRuleRefusal(spec)}` }
   const target = typeof opts.table === 'string' ? tableFromDotted(opts.table) : opts.table
   const bound = tableFromDotted(p.table)
   if (bound === undefined || target === undefined || !sameTable(bound, target)) {
@@ -146,7 +163,7 @@ export function withOverride (settings: RuleSettings, rules: readonly string[]):
     mode: settings.mode,
     severity (ruleId: string): RuleSeverity {
       const s = settings.severity(ruleId)
-      return s === 'error' && named.has(ruleId) ? 'warn' : s
+      return s === 'error' && named.has(ruleId) && !isSpecRule(ruleId) ? 'warn' : s
     },
     options: (ruleId: string) => settings.options(ruleId),
     isExcepted: (ruleId: string, path?: string) => settings.isExcepted(ruleId, path)
