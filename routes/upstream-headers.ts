@@ -26,7 +26,7 @@ export function upstreamHeaders (request: FastifyRequest, extra?: Readonly<Recor
   const flat = forwardRequestHeaders(request.raw.rawHeaders ?? [], {
     remoteAddress: socket?.remoteAddress,
     encrypted: socket?.encrypted === true
-  }, true)
+  }, true, request.server.config.adminToken)
   const withheld = request.withheldHeaders
   if (extra === undefined && withheld === undefined) return flat
   const out: string[] = []

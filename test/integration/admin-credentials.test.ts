@@ -5,7 +5,8 @@
  * and each of its writes (schema-changes, plan?apply=true, plan/apply), `iceguard evolve`, and the
  * console's table page. No header of any of them carries the admin token, the identity provider's
  * admin JWT or the console cookie; the catalog credential the caller meant for the catalog travels;
- * and the admin writes record their verified principal.
+ * and the admin writes record their verified principal. On the Iceberg routes an `Authorization`
+ * carrying the static admin token is withheld too.
  */
 import { tmpdir } from 'node:os'
 import t, { type Test } from 'tap'
@@ -151,6 +152,18 @@ onEveryTransport(t, t => {
     t.equal(reached.length, 4, 'config, load, the gate\'s base load and the commit reached the catalog with the credential')
     noCredential(t, reached, 0, ADMIN, CATALOG, 'Iceberg routes')
     t.same([...new Set(reached.map(r => r.headers.cookie))], ['theme=dark; lang=en'], 'the other cookies travel as they came')
+
+    // The static admin token sent as if it were the catalog's credential: iceguard's, so withheld.
+    const misused = { authorization: `Bearer ${ADMIN}` }
+    const from2 = seen.length
+    t.equal((await call(`${proxy.url}/v1/config`, 'GET', misused)).status, 200, 'config')
+    t.equal((await call(`${proxy.url}/v1/namespaces/db/tables/orders`, 'GET', misused)).status, 200, 'load table')
+    const meta2 = await loadMeta(proxy.url, 'db', 'orders')
+    const schema2 = cloneSchema(meta2)
+    schema2.fields.push({ id: (meta2['last-column-id'] as number) + 1, name: 'via_iceberg_again', required: false, type: 'string' })
+    t.equal((await call(`${proxy.url}/v1/namespaces/db/tables/orders`, 'POST', misused, clientShapes.java(meta2, schema2, 'db', 'orders'))).status, 200, 'a gated commit')
+    t.ok(seen.slice(from2).some(r => r.method === 'POST'), 'the commit reached the catalog')
+    noCredential(t, seen, from2, ADMIN, undefined, 'Iceberg routes, static token in Authorization')
   })
 
   t.test('console: the table page reads as the catalog credential, never as the admin credential', async t => {
