@@ -23,7 +23,7 @@ export interface RoutesOptions {
 
 export default async function routes (app: FastifyInstance, options: RoutesOptions = {}): Promise<void> {
   // One authenticator for the admin API and the console: one key-set cache, one answer per token.
-  const auth = adminAuthFromConfig(app.config)
+  const auth = adminAuthFromConfig(app.config, (detail) => { app.log.warn({ component: 'admin-auth' }, `admin JWTs cannot be checked: ${detail}`) })
   await app.register(ops, { client: app.upstream.client, upstreamUrl: app.config.upstreamUrl })
   await app.register(adminRoutes, {
     prefix: '/admin/v1',

@@ -3,16 +3,17 @@
  * `config.adminAccess`, else from its method (GET and HEAD read; anything else is a `write`, so an
  * endpoint nobody classified is closed by default).
  *
- * The admin credential is taken out of the request once checked, so that it never reaches the
- * upstream catalog: table reads and commits made as the caller forward the caller's headers. Two
- * exceptions keep `Authorization`: when the admin credential came in `X-Iceguard-Admin-Token`
- * (then `Authorization` is the catalog's), and when it is an identity provider's JWT (then the
- * catalog sees the same user iceguard saw).
+ * The admin credential never reaches the upstream catalog, whatever its kind: table reads and
+ * commits made as the caller carry only the catalog credential the caller meant for the catalog.
+ * That is `Authorization` when the admin credential came in `X-Iceguard-Admin-Token` (and is not the
+ * same token again), and nothing when `Authorization` itself carried the admin credential
+ * (docs/security.md, "What reaches the catalog"). Without admin authentication configured there is
+ * no admin credential, and `Authorization` is the caller's as it came.
  */
 import type { FastifyRequest } from 'fastify'
 import type { AdminAccess, AdminIdentity } from '../../src/auth/access.js'
 import type { AdminAuth } from '../../src/auth/admin-auth.js'
-import { ADMIN_TOKEN_HEADER, adminCredential } from '../../src/auth/bearer.js'
+import { ADMIN_TOKEN_HEADER, adminCredential, carriesToken } from '../../src/auth/bearer.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -25,6 +26,8 @@ declare module 'fastify' {
   }
 }
 
+const AUTHORIZATION: ReadonlySet<string> = new Set(['authorization'])
+
 function accessOf (request: FastifyRequest): AdminAccess {
   const declared = request.routeOptions.config.adminAccess
   if (typeof declared === 'function') return declared(request)
@@ -36,9 +39,12 @@ export function adminAuthHook (auth: AdminAuth) {
   return async function authenticateAdmin (request: FastifyRequest): Promise<void> {
     const credential = adminCredential(request.headers)
     const identity = await auth.authorize(credential.token, accessOf(request), `call ${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]}`)
-    if (credential.from === 'admin-header') delete request.headers[ADMIN_TOKEN_HEADER]
+    delete request.headers[ADMIN_TOKEN_HEADER]
     if (identity === undefined) return
     request.adminIdentity = identity
-    if (credential.from === 'authorization' && identity.upstreamAuthorization === undefined) delete request.headers.authorization
+    if (credential.from === 'authorization' || carriesToken(request.headers.authorization, credential.token)) {
+      delete request.headers.authorization
+      request.withheldHeaders = AUTHORIZATION
+    }
   }
 }

@@ -33,7 +33,7 @@ export default async function compatibilityRoute (app: FastifyInstance, { scope 
       summary: 'Is this schema compatible with the table? (schema only, field ids optional)',
       description: 'Judges the schema as the table\'s next schema under its effective policy, exactly as the gate would judge the commit that installs it, ' +
         'and answers that commit (`request`). Fields without ids are matched by name within their struct, as union-by-name matches; unmatched ones get ' +
-        'fresh ids; fields left out are dropped. The table is loaded with the caller\'s Authorization. Nothing is committed.',
+        'fresh ids; fields left out are dropped. The table is loaded with the caller\'s catalog credential. Nothing is committed.',
       params: TablePathParams,
       querystring: PrefixQuery,
       body: ref(CompatibilityRequestSchema),

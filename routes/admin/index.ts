@@ -3,8 +3,9 @@
  * history, contracts, the rule catalogue and the effective policy. JSON in and out; every shape is
  * a TypeBox schema in `src/schemas` that drives validation, types and the OpenAPI document.
  *
- * Table reads go to the upstream with the caller's own `Authorization`, so the admin API shows no
- * one more than the catalog would; the upstream's 401/403/404 are relayed as they came.
+ * Table reads go to the upstream with the caller's catalog credential (never the admin credential:
+ * admin-auth-hook.ts), so the admin API shows no one more than the catalog would; the upstream's
+ * 401/403/404 are relayed as they came.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { ERRORS, GateError } from '../../src/errors.js'
@@ -42,6 +43,7 @@ async function adminRoutes (app: FastifyInstance, options: AdminRoutesOptions): 
   }
 
   app.decorateRequest('adminIdentity', undefined)
+  app.decorateRequest('withheldHeaders', undefined)
   app.addHook('onRequest', adminAuthHook(options.auth ?? createAdminAuth({})))
 
   app.decorateRequest('losslessBody', undefined)

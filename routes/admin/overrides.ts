@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { principalFromHeaders } from '../../src/audit/principal.js'
+import { adminPrincipal } from '../../src/auth/access.js'
 import { ERRORS, GateError } from '../../src/errors.js'
 import { MAX_OVERRIDE_TTL_SECONDS, mintOverride, parseTtl, verifyOverride } from '../../src/policy/override-token.js'
 import { MintOverrideRequestSchema, MintOverrideResponseSchema, OverrideListSchema, OverrideSchema, overrideToWire } from '../../src/schemas/decisions.js'
@@ -112,5 +113,5 @@ export default async function overrideRoutes (app: FastifyInstance, { scope }: {
 function principalOf (request: FastifyRequest): string | undefined {
   const identity = request.adminIdentity
   if (identity === undefined) return principalFromHeaders(request.headers)
-  return identity.kind === 'jwt' ? `sub:${identity.principal}` : identity.principal
+  return adminPrincipal(identity)
 }

@@ -3,7 +3,8 @@
  * schema evolution without writing field ids. The table is loaded as the caller, the changes are
  * applied by the pure core (src/evolve), and the exact CommitTableRequest is handed to the gate, the
  * same function every commit through the proxy goes through: the policy applies, the decision is
- * audited, and the catalog authorizes the caller with their own `Authorization`.
+ * audited under the verified admin principal, and the catalog authorizes the caller with the
+ * catalog credential they sent for it (never the admin credential: admin-auth-hook.ts).
  *
  * A lost race (409: the requirements no longer hold) is retried a bounded number of times by
  * reloading the table and applying the same changes to the schema that won, as Java's
@@ -13,7 +14,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { stringify } from 'lossless-json'
 import type { IncomingHttpHeaders } from 'node:http'
-import type { AdminAccess } from '../../src/auth/access.js'
+import { adminPrincipal, type AdminAccess } from '../../src/auth/access.js'
 import { ERRORS, GateError } from '../../src/errors.js'
 import {
   applySchemaChanges, buildCommitRequest, planFromContract, readSchemaChanges, schemaChangeToWire,
@@ -140,7 +141,8 @@ export default async function schemaChangesRoutes (app: FastifyInstance, { scope
       rawBody,
       headers,
       forwardHeaders,
-      requestId: String(request.id)
+      requestId: String(request.id),
+      ...(request.adminIdentity !== undefined && { principal: adminPrincipal(request.adminIdentity) })
     })
   }
 
@@ -166,7 +168,7 @@ export default async function schemaChangesRoutes (app: FastifyInstance, { scope
       description: 'Applies the changes in order to the current schema (fresh ids above last-column-id for every new field, nested ones included; ' +
         'only the spec\'s promotions; an equal older schema reused; an unchanged schema commits nothing), builds the exact CommitTableRequest ' +
         '(assert-table-uuid, assert-last-assigned-field-id, assert-current-schema-id; add-schema, set-current-schema -1) and sends it through the gate ' +
-        'with the caller\'s Authorization. `?dry-run=true` answers the verdict and the request without committing. A lost race is re-applied and retried ' +
+        'with the caller\'s catalog credential (never the admin credential). `?dry-run=true` answers the verdict and the request without committing. A lost race is re-applied and retried ' +
         `up to ${MAX_ATTEMPTS} commits in all.`,
       params: TablePathParams,
       querystring: SchemaChangesQuerySchema,

@@ -64,7 +64,7 @@ export default async function validateRoute (app: FastifyInstance, { scope }: { 
       summary: 'Dry-run a commit: would the gate allow it?',
       description: 'Runs the gate\'s evaluation of a CommitTableRequest (with `table`, or the request\'s `identifier`) or a CommitTransactionRequest, ' +
         'and answers the verdict with every finding. With `metadata` nothing is loaded; without it each table is loaded from the upstream with the ' +
-        'caller\'s Authorization. Nothing is ever forwarded.',
+        'caller\'s catalog credential. Nothing is ever forwarded.',
       body: ref(ValidateRequestSchema),
       response: { 200: ref(ValidateResponseSchema), ...BAD_INPUT, ...TABLE_READ_ERRORS }
     }

@@ -22,7 +22,8 @@ import { namespaceSegment, tableName } from '../../src/iceberg/rest-path.js'
 import { SCHEMA_PAGE_MAX } from '../../src/schemas/schema-history.js'
 import type { TableReader } from '../admin/admin-context.js'
 import type { AdminPolicy } from '../admin/admin-context.js'
-import { consoleCredential, signInCookie, signOutCookie, upstreamAuthorization } from './console-auth.js'
+import { createConsoleSessions } from '../../src/auth/console-sessions.js'
+import { catalogAuthorization, consoleCredential, SESSION_SECONDS, sessionId, signInCookie, signOutCookie } from './console-auth.js'
 import { tableView } from './table-view.js'
 
 interface ConsoleOptions {
@@ -41,7 +42,7 @@ interface ConsoleOptions {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    consoleViewer?: { readonly identity: AdminIdentity | undefined, readonly source: SourceCaller, readonly cookie: boolean }
+    consoleViewer?: { readonly identity: AdminIdentity | undefined, readonly source: SourceCaller, readonly cookie: boolean, readonly catalogAuthorization: string | undefined }
   }
 }
 
@@ -75,6 +76,7 @@ const TableQuery = Type.Object({
 export default async function consoleRoutes (app: FastifyInstance, options: ConsoleOptions): Promise<void> {
   await app.register(formbody)
   app.decorateRequest('consoleViewer', undefined)
+  const sessions = createConsoleSessions(SESSION_SECONDS * 1000)
   const typed = app.withTypeProvider<TypeBoxTypeProvider>()
 
   const send = (reply: FastifyReply, status: number, title: string, body: Html, viewer?: FastifyRequest['consoleViewer']): FastifyReply =>
@@ -85,7 +87,7 @@ export default async function consoleRoutes (app: FastifyInstance, options: Cons
   app.addHook('onRequest', async (request, reply) => {
     const url = request.routeOptions.url
     if (url === '/console/login' || url === '/console/logout' || url === undefined) return
-    const credential = consoleCredential(request)
+    const credential = consoleCredential(request, sessions)
     let identity: AdminIdentity | undefined
     try {
       identity = await options.auth.authorize(credential.token, 'read', 'open the console')
@@ -97,8 +99,9 @@ export default async function consoleRoutes (app: FastifyInstance, options: Cons
     }
     request.consoleViewer = {
       identity,
-      source: { authorization: credential.token === undefined ? upstreamAuthorization(request, identity) : `Bearer ${credential.token}` },
-      cookie: credential.from === 'cookie' && credential.token !== undefined
+      source: { authorization: credential.token === undefined ? catalogAuthorization(request, credential, identity) : `Bearer ${credential.token}` },
+      cookie: credential.from === 'cookie' && credential.token !== undefined,
+      catalogAuthorization: catalogAuthorization(request, credential, identity)
     }
   })
 
@@ -119,11 +122,18 @@ export default async function consoleRoutes (app: FastifyInstance, options: Cons
       if (!(err instanceof GateError)) throw err
       return send(reply, err.statusCode, 'Sign in', loginBody(err.message, options.jwt))
     }
-    return reply.header('set-cookie', signInCookie(token, options.secureCookie)).redirect('/console/decisions', 303)
+    const session = sessions.open(token, Date.now())
+    return reply.header('set-cookie', signInCookie(session, options.secureCookie)).redirect('/console/decisions', 303)
   })
 
-  app.post('/console/logout', async (_request, reply) =>
-    reply.header('set-cookie', signOutCookie(options.secureCookie)).redirect('/console/login', 303))
+  // Sign-out ends the session on the server too: a copy of the cookie opens nothing afterwards.
+  // Another site's form cannot sign a viewer out (the same Origin check as sign-in).
+  app.post('/console/logout', async (request, reply) => {
+    if (!sameOrigin(request)) return send(reply, 403, 'Not allowed', messageBody('Cannot sign out: the form was posted from another site'))
+    const id = sessionId(request)
+    if (id !== undefined) sessions.end(id)
+    return reply.header('set-cookie', signOutCookie(options.secureCookie)).redirect('/console/login', 303)
+  })
 
   typed.get('/console/decisions', { schema: { querystring: DecisionQuery } }, async (request, reply) => {
     const q = request.query
@@ -173,7 +183,7 @@ export default async function consoleRoutes (app: FastifyInstance, options: Cons
 
   typed.get('/console/tables/:namespace/:table', { schema: { params: TableParams, querystring: TableQuery } }, async (request, reply) => {
     const q = request.query
-    const view = await tableView(options, request.params.namespace, request.params.table, q.prefix, upstreamAuthorization(request, request.consoleViewer?.identity),
+    const view = await tableView(options, request.params.namespace, request.params.table, q.prefix, request.consoleViewer?.catalogAuthorization,
       { from: nonEmpty(q['schemas-from']) ? q['schemas-from'] : undefined, count: q.schemas })
     if (!view.ok) return send(reply, 400, 'Table', messageBody(view.problem), request.consoleViewer)
     return send(reply, 200, `Table ${tableName(view.table)}`, view.body, request.consoleViewer)
@@ -185,8 +195,8 @@ function nonEmpty (v: string | undefined): v is string {
 }
 
 /**
- * A sign-in posted from another site is refused (login CSRF): browsers send `Origin` on every POST
- * (Fetch standard), and it must name the host the form was served from.
+ * A sign-in or sign-out posted from another site is refused (login CSRF, forced sign-out): browsers
+ * send `Origin` on every POST (Fetch standard), and it must name the host the form was served from.
  */
 function sameOrigin (request: FastifyRequest): boolean {
   const origin = request.headers.origin

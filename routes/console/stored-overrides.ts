@@ -4,12 +4,13 @@
  */
 import type { DecisionStore } from '../../src/decisions/index.js'
 import type { OverrideSource } from '../../src/console/override-source.js'
+import { overrideBinds } from '../../src/policy/override-token.js'
 
 export function storedOverrideSource (store: Pick<DecisionStore, 'listOverrides'>): OverrideSource {
   return {
     async inForce (table, now) {
       const records = await store.listOverrides({ activeAt: now.getTime() })
-      return records.filter(r => r.table === table).map(r => ({
+      return records.filter(r => overrideBinds(r.table, table)).map(r => ({
         id: r.id,
         table: r.table,
         rules: r.rules,

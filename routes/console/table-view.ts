@@ -68,7 +68,7 @@ export async function tableView (sources: Sources, namespaceSegment: string, nam
   if (sources.overrides === undefined) overrides = { ok: false, problem: 'Override records are not available on this server.' }
   else {
     try {
-      overrides = { ok: true, value: await sources.overrides.inForce(label, new Date()) }
+      overrides = { ok: true, value: await sources.overrides.inForce(table, new Date()) }
     } catch (err) {
       overrides = { ok: false, problem: `Cannot list the overrides: ${(err as Error).message}` }
     }

@@ -1,8 +1,13 @@
 /**
  * Who made a request, in a form safe to log. The token itself never leaves this function:
- * a JWT gives its `sub` claim (decoded, not verified: this names the caller for the audit trail,
- * it authorises nothing; the upstream does that), HTTP Basic gives the user name, and any other
- * credential a short SHA-256 fingerprint that correlates requests without revealing the secret.
+ * a JWT gives its `sub` claim, HTTP Basic gives the user name, and any other credential a short
+ * SHA-256 fingerprint that correlates requests without revealing the secret.
+ *
+ * iceguard verifies none of these (the upstream authorises the request), so the names it reads are
+ * marked as claims, `unverified-sub:alice` and `unverified-user:bob`, in the decision log, the
+ * console, webhooks and the audit line alike: anyone can write an unsigned JWT saying `sub: alice`.
+ * Only a caller iceguard verified is recorded as `sub:<subject>` or `admin-token`
+ * (`adminPrincipal` in src/auth/access.ts). A fingerprint claims nothing, and stays `token:<hex>`.
  */
 import { createHash } from 'node:crypto'
 
@@ -42,10 +47,10 @@ function principalOf (value: string): string {
   const credential = space === -1 ? value.trim() : value.slice(space + 1).trim()
   if (scheme === 'bearer') {
     const sub = jwtSubject(credential)
-    if (sub !== undefined) return `sub:${sub}`
+    if (sub !== undefined) return `unverified-sub:${sub}`
   } else if (scheme === 'basic') {
     const user = basicUser(credential)
-    if (user !== undefined) return `user:${user}`
+    if (user !== undefined) return `unverified-user:${user}`
   }
   return `token:${fingerprint(credential)}`
 }

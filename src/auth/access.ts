@@ -17,11 +17,15 @@ export interface AdminIdentity {
   /** Non-secret name of the caller: the JWT `sub`, or `admin-token`. */
   readonly principal: string
   readonly grants: ReadonlySet<Grant>
-  /**
-   * The `Authorization` that may travel to the upstream catalog for reads and commits made as the
-   * caller: an identity provider's JWT does, the static token never leaves iceguard.
-   */
-  readonly upstreamAuthorization: string | undefined
+}
+
+/**
+ * The principal recorded for what a verified admin caller does (decisions, override records):
+ * `sub:<subject>` for a JWT iceguard verified, `admin-token` for the static token. Principals that
+ * iceguard only read from a request and never verified are spelled apart (src/audit/principal.ts).
+ */
+export function adminPrincipal (identity: AdminIdentity): string {
+  return identity.kind === 'jwt' ? `sub:${identity.principal}` : identity.principal
 }
 
 export function needsGrant (access: AdminAccess): Grant {

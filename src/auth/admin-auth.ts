@@ -21,6 +21,8 @@ interface AdminAuthOptions {
   readonly grantNames?: Readonly<Record<Grant, string>>
   /** Seconds in `Retry-After` when the identity provider's key set cannot be fetched. */
   readonly retryAfter?: number
+  /** Told why the key set could not be fetched (its URL and the cause), for the log; the answer names neither. */
+  readonly onKeySetUnavailable?: (detail: string) => void
 }
 
 export interface AdminAuth {
@@ -47,14 +49,15 @@ export function createAdminAuth (options: AdminAuthOptions): AdminAuth {
       throw new GateError(ERRORS.NOT_AUTHORIZED, `Cannot ${action}: send an admin token as "Authorization: Bearer <token>" (or in X-Iceguard-Admin-Token)`, { headers: challenge() })
     }
     if (staticToken !== undefined && isStaticToken(staticToken, token)) {
-      return { kind: 'static-token', principal: 'admin-token', grants: ALL, upstreamAuthorization: undefined }
+      return { kind: 'static-token', principal: 'admin-token', grants: ALL }
     }
     if (options.jwt === undefined) {
       throw new GateError(ERRORS.NOT_AUTHORIZED, `Cannot ${action}: the admin token is not valid`, { headers: challenge(', error="invalid_token"') })
     }
     const checked = await options.jwt.verify(token)
-    if (checked.ok) return { kind: 'jwt', principal: checked.subject, grants: checked.grants, upstreamAuthorization: `Bearer ${token}` }
+    if (checked.ok) return { kind: 'jwt', principal: checked.subject, grants: checked.grants }
     if (checked.reason === 'unavailable') {
+      options.onKeySetUnavailable?.(checked.logDetail)
       throw new GateError(ERRORS.UPSTREAM_UNAVAILABLE, `Cannot ${action}: the admin token cannot be checked now: ${checked.detail}`,
         { headers: { 'retry-after': String(options.retryAfter ?? 1) } })
     }

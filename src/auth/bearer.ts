@@ -4,8 +4,9 @@
  * `Authorization` is the upstream catalog's (admin table reads and commits are made as the caller).
  */
 import type { IncomingHttpHeaders } from 'node:http'
+import { ADMIN_TOKEN_HEADER } from './credential-names.js'
 
-export const ADMIN_TOKEN_HEADER = 'x-iceguard-admin-token'
+export { ADMIN_TOKEN_HEADER }
 
 interface AdminCredential {
   readonly token: string | undefined
@@ -25,4 +26,11 @@ export function adminCredential (headers: IncomingHttpHeaders): AdminCredential 
   const value = (Array.isArray(own) ? own[0] : own)?.trim()
   if (value !== undefined) return { token: bearerToken(value) ?? (value === '' ? undefined : value), from: 'admin-header' }
   return { token: bearerToken(headers.authorization), from: 'authorization' }
+}
+
+/** Whether an `Authorization` header carries this token (as a bearer token or bare). */
+export function carriesToken (authorization: string | string[] | undefined, token: string | undefined): boolean {
+  if (token === undefined || authorization === undefined) return false
+  const header = Array.isArray(authorization) ? authorization : [authorization]
+  return header.some(h => bearerToken(h) === token || h.trim() === token)
 }

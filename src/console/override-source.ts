@@ -1,3 +1,6 @@
+import type { TableRef } from '../iceberg/rest-path.js'
+import { overrideBinds } from '../policy/override-token.js'
+
 /**
  * Where the console reads the override tokens in force for a table, behind an interface so the
  * server can hand it the override records and tests an in-memory list.
@@ -18,14 +21,17 @@ export interface OverrideInForce {
 }
 
 export interface OverrideSource {
-  /** Overrides for the table that are neither expired nor revoked at `now`. */
-  inForce (table: string, now: Date): Promise<readonly OverrideInForce[]>
+  /**
+   * Overrides for the table that are neither expired nor revoked at `now`: those the gate would
+   * honour on it, matched by levels as the gate matches them (`overrideBinds`), never by the dotted text.
+   */
+  inForce (table: Pick<TableRef, 'namespace' | 'name'>, now: Date): Promise<readonly OverrideInForce[]>
 }
 
 export function memoryOverrideSource (records: ReadonlyArray<OverrideInForce & { readonly revoked?: boolean }>): OverrideSource {
   return {
     async inForce (table, now) {
-      return records.filter(r => r.table === table && r.revoked !== true && Date.parse(r.expires) > now.getTime())
+      return records.filter(r => overrideBinds(r.table, table) && r.revoked !== true && Date.parse(r.expires) > now.getTime())
     }
   }
 }

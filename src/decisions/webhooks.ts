@@ -37,13 +37,22 @@ function eventOf (d: Decision): WebhookEvent | undefined {
   return undefined
 }
 
-/** One line for chat: what happened to which table, by whom, and the rules. */
-function slackText (d: Decision, event: WebhookEvent): string {
+/**
+ * One line for chat: what happened to which table, by whom, and the rules. Names, principals and
+ * messages are the caller's text, so the line is escaped as Slack asks (`&`, `<`, `>`: "Escaping
+ * text", api.slack.com/reference/surfaces/formatting): a column named `<!channel>` or
+ * `<https://…|sign in>` shows as typed instead of pinging a channel or hiding a link.
+ */
+export function slackText (d: Decision, event: WebhookEvent): string {
   const rules = [...new Set(d.findings.map(f => f.rule))]
   const what = event === 'denied' ? 'denied' : event === 'overridden' ? `let through with override ${d.override?.id ?? ''}` : 'let through with warnings'
-  return `iceguard: ${d.kind} on ${tableName(d.table)} ${what}` +
+  return slackEscape(`iceguard: ${d.kind} on ${tableName(d.table)} ${what}` +
     `${rules.length > 0 ? ` (${rules.join(', ')})` : ''}${d.principal !== undefined ? ` by ${d.principal}` : ''}` +
-    `${d.findings[0] !== undefined ? `: ${d.findings[0].message}` : ''}`
+    `${d.findings[0] !== undefined ? `: ${d.findings[0].message}` : ''}`)
+}
+
+function slackEscape (text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 }
 
 /** The CloudEvent JSON body of a decision. */

@@ -46,6 +46,8 @@ export interface GateRequest {
   /** Headers for the forwarded commit as a flat list (hop-by-hop already dropped). */
   readonly forwardHeaders: readonly string[]
   readonly requestId: string
+  /** The verified caller (an admin write); absent: read from `Authorization`, unverified. */
+  readonly principal?: string
 }
 
 export interface GateService {
@@ -87,7 +89,8 @@ export function createGateService (opts: GateServiceOptions): GateService {
           rawBody: request.rawBody,
           ...(request.scanned === true && { scanned: true }),
           headers: request.headers,
-          requestId: request.requestId
+          requestId: request.requestId,
+          ...(request.principal !== undefined && { principal: request.principal })
         }, {
           loadTable,
           peekBase,

@@ -9,8 +9,8 @@
  */
 import type { Evaluation } from '../engine/evaluate-commit.js'
 import type { Finding, RuleSettings } from '../engine/rules/rule.js'
-import { tableName, type TableRef } from '../iceberg/rest-path.js'
-import { OVERRIDE_HEADER, verifyOverride, withOverride } from '../policy/override-token.js'
+import type { TableRef } from '../iceberg/rest-path.js'
+import { OVERRIDE_HEADER, overrideBinds, verifyOverride, withOverride } from '../policy/override-token.js'
 
 export { OVERRIDE_HEADER }
 
@@ -31,7 +31,7 @@ export type OverrideVerifier = (token: string, table: TableRef) =>
 export function overrideVerifier (secret: string | undefined, now: () => Date = () => new Date()): OverrideVerifier | undefined {
   if (secret === undefined || secret === '') return undefined
   return (token, table) => {
-    const result = verifyOverride(token, { table: tableName(table), secret, now: now() })
+    const result = verifyOverride(token, { table, secret, now: now() })
     if (!result.ok) return { ok: false, error: result.error }
     return { ok: true, grant: { id: result.id, table: result.table, rules: result.rules, reason: result.reason, expiresAt: result.expiresAt.toISOString() } }
   }
@@ -65,9 +65,12 @@ function overrideRefusal (problem: string): string {
   return `Cannot apply ${OVERRIDE_HEADER}: ${problem}; nothing was committed`
 }
 
-/** The grant when it is for this very table; a transaction's other tables are judged without it. */
+/**
+ * The grant when it is for this very table, compared by levels (`overrideBinds`); a transaction's
+ * other tables are judged without it.
+ */
 export function grantFor (grant: OverrideGrant | undefined, table: TableRef): OverrideGrant | undefined {
-  return grant !== undefined && grant.table === tableName(table) ? grant : undefined
+  return grant !== undefined && overrideBinds(grant.table, table) ? grant : undefined
 }
 
 /**

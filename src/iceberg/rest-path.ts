@@ -66,6 +66,23 @@ export function sameTable (a: Pick<TableRef, 'namespace' | 'name'>, b: Pick<Tabl
   return a.name === b.name && a.namespace.length === b.namespace.length && a.namespace.every((level, i) => level === b.namespace[i])
 }
 
+/**
+ * The table a dotted name such as an override token's `db.sub.orders` means: every dot separates
+ * levels, the last part is the name. A namespace level or a name that contains a dot therefore
+ * cannot be written this way; undefined when a part is empty or there is no namespace.
+ */
+export function tableFromDotted (dotted: string): { namespace: string[], name: string } | undefined {
+  const parts = dotted.split('.')
+  const name = parts.pop()
+  if (name === undefined || parts.length === 0 || name === '' || parts.some(p => p === '')) return undefined
+  return { namespace: parts, name }
+}
+
+/** A table by its levels, for messages where dotted names could read alike: `namespace "a" / "b", table "c"`. */
+export function tableLevels (table: Pick<TableRef, 'namespace' | 'name'>): string {
+  return `namespace ${table.namespace.map(l => JSON.stringify(l)).join(' / ')}, table ${JSON.stringify(table.name)}`
+}
+
 /** Java `TableIdentifier.toString()`: `db.sub.table`, or the bare name when there is no namespace. */
 export function tableName (table: Pick<TableRef, 'namespace' | 'name'>): string
 export function tableName (ns: readonly string[], name: string): string

@@ -116,6 +116,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       retryAfter: config.retryAfter,
       maxResponseBytes: config.upstreamMaxResponse,
       publicUrl: config.publicUrl,
+      adminToken: config.adminToken,
       closing: () => closing,
       onError (err, method, url) {
         app?.log.error({ code: (err as { code?: string }).code, method, url }, err.message)

@@ -69,7 +69,7 @@ async function swaggerPlugin (app: FastifyInstance): Promise<void> {
       openapi: '3.1.0',
       info: OPENAPI_INFO,
       tags: [
-        { name: 'admin', description: 'Dry runs, diffs, schema history, contracts, rules and policy. Table reads use the caller\'s Authorization.' },
+        { name: 'admin', description: 'Dry runs, diffs, schema history, contracts, rules and policy. Table reads use the caller\'s catalog credential, never the admin credential.' },
         { name: 'iceberg', description: 'The Iceberg REST writes the gate judges before forwarding. Every other Iceberg route is forwarded untouched.' },
         { name: 'operations', description: 'Health, readiness and metrics.' },
         { name: 'rules', description: 'Rule documentation pages, the targets of the links in refusals.' }

@@ -6,9 +6,15 @@
  *
  * Token: `igo1.<payload>.<mac>`, both base64url; payload is JSON with fixed key order
  * `{ v, id, table, rules, reason, iat, exp }` (seconds), and the MAC covers `igo1.<payload>`.
+ *
+ * `table` is dotted, and binds the token to one table by its levels: every dot separates namespace
+ * levels and the last part is the name (`tableFromDotted`). A token for `a.b.c` is for namespace
+ * `a`/`b`, table `c`, and for no other table that prints alike (namespace `a` with table `b.c`,
+ * namespace `a.b` with table `c`).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { ruleById, TABLE_FROZEN } from '../engine/rules/index.js'
+import { sameTable, tableFromDotted, tableLevels, tableName, type TableRef } from '../iceberg/rest-path.js'
 import { suggest } from './load-policy.js'
 import type { RuleSettings, RuleSeverity } from '../engine/rules/rule.js'
 
@@ -49,7 +55,7 @@ function mac (secret: string, data: string): Buffer {
 
 export function mintOverride (input: MintOverrideInput): string {
   if (input.secret.length < MIN_OVERRIDE_SECRET_LENGTH) throw new Error(`Cannot mint override: ICEGUARD_OVERRIDE_SECRET must be at least ${MIN_OVERRIDE_SECRET_LENGTH} characters`)
-  if (!input.table.includes('.')) throw new Error(`Cannot mint override: table must be namespace.table, got "${input.table}"`)
+  if (tableFromDotted(input.table) === undefined) throw new Error(`Cannot mint override: table must be namespace.table (levels and name separated by dots, none empty), got "${input.table}"`)
   if (input.rules.length === 0) throw new Error('Cannot mint override: name at least one rule')
   if (input.reason.trim() === '') throw new Error('Cannot mint override: a reason is required (it is written to the audit log)')
   if (!Number.isInteger(input.ttlSeconds) || input.ttlSeconds <= 0 || input.ttlSeconds > MAX_OVERRIDE_TTL_SECONDS) {
@@ -74,18 +80,34 @@ export function mintOverride (input: MintOverrideInput): string {
 }
 
 /**
+ * Spec rules guard the readability of the table itself: a commit they refuse would leave metadata
+ * that readers cannot use (an `int → string` retype breaks every existing data file's reader).
+ * Iceberg Java's `UpdateSchema.allowIncompatibleChanges()` never allows an invalid promotion
+ * either. So no override waives them: refused when minting and when a token is used.
+ */
+function isSpecRule (ruleId: string): boolean {
+  return ruleById(ruleId)?.category === 'spec'
+}
+
+function specRuleRefusal (ruleId: string): string {
+  return `${ruleId} is an Iceberg spec rule: what it refuses would make the table unreadable, and no override can waive it`
+}
+
+/**
  * Why a token for this rule id would waive nothing, or undefined when it can: an unknown id (a
  * typo would otherwise mint a token that silently does nothing), the freeze (a mode, lifted in the
  * policy) and registration (a permission the policy grants, not a finding).
  */
 function notOverridable (ruleId: string): string | undefined {
+  if (isSpecRule(ruleId)) return specRuleRefusal(ruleId)
   if (ruleId === TABLE_FROZEN) return `${TABLE_FROZEN} is the freeze mode, not a rule finding; lift the freeze in the policy`
   if (ruleId === 'TABLE_NO_REGISTER') return 'TABLE_NO_REGISTER is a permission set in the policy (TABLE_NO_REGISTER: off), not a finding an override can waive'
   if (ruleById(ruleId) === undefined) return `unknown rule id "${ruleId}"${suggest(ruleId)}; GET /admin/v1/rules lists them`
   return undefined
 }
 
-export function verifyOverride (token: string, opts: { readonly table: string, readonly secret: string, readonly now?: Date }): VerifiedOverride {
+/** `table`: the table the token is used on, by its levels (a dotted string is read with `tableFromDotted`). */
+export function verifyOverride (token: string, opts: { readonly table: string | Pick<TableRef, 'namespace' | 'name'>, readonly secret: string, readonly now?: Date }): VerifiedOverride {
   const parts = token.trim().split('.')
   if (parts.length !== 3 || parts[0] !== PREFIX || !/^[A-Za-z0-9_-]+$/.test(parts[1] ?? '') || !/^[A-Za-z0-9_-]+$/.test(parts[2] ?? '')) {
     return { ok: false, error: 'Invalid override token: malformed (expected igo1.<payload>.<signature>)' }
@@ -110,10 +132,25 @@ export function verifyOverride (token: string, opts: { readonly table: string, r
   if (now >= p.exp) {
     return { ok: false, error: `Override token ${p.id} expired at ${new Date(p.exp * 1000).toISOString()}` }
   }
-  if (p.table !== opts.table) {
-    return { ok: false, error: `Override token ${p.id} is for table ${p.table}, not ${opts.table}` }
+  const spec = p.rules.find(r => typeof r === 'string' && isSpecRule(r))
+  if (spec !== undefined) return { ok: false, error: `Override token ${p.id} cannot be used: ${specRuleRefusal(spec)}` }
+  const target = typeof opts.table === 'string' ? tableFromDotted(opts.table) : opts.table
+  const bound = tableFromDotted(p.table)
+  if (bound === undefined || target === undefined || !sameTable(bound, target)) {
+    // Tables that print alike are told apart by their levels.
+    const other = target === undefined ? String(opts.table) : tableName(target)
+    const error = other !== p.table || bound === undefined || target === undefined
+      ? `Override token ${p.id} is for table ${p.table}, not ${other}`
+      : `Override token ${p.id} is for table ${p.table} (${tableLevels(bound)}), not ${tableLevels(target)}`
+    return { ok: false, error }
   }
   return { ok: true, rules: p.rules, reason: p.reason, id: p.id, table: p.table, issuedAt: new Date(p.iat * 1000), expiresAt: new Date(p.exp * 1000) }
+}
+
+/** Whether an override minted for `dotted` is for `table`: the same namespace levels and name. */
+export function overrideBinds (dotted: string, table: Pick<TableRef, 'namespace' | 'name'>): boolean {
+  const bound = tableFromDotted(dotted)
+  return bound !== undefined && sameTable(bound, table)
 }
 
 /**
@@ -126,7 +163,7 @@ export function withOverride (settings: RuleSettings, rules: readonly string[]):
     mode: settings.mode,
     severity (ruleId: string): RuleSeverity {
       const s = settings.severity(ruleId)
-      return s === 'error' && named.has(ruleId) ? 'warn' : s
+      return s === 'error' && named.has(ruleId) && !isSpecRule(ruleId) ? 'warn' : s
     },
     options: (ruleId: string) => settings.options(ruleId),
     isExcepted: (ruleId: string, path?: string) => settings.isExcepted(ruleId, path)

@@ -59,7 +59,10 @@ const ExceptionSchema = Type.Object({
 
 const WebhookSchema = Type.Object({
   url: Type.String({ pattern: '^https?://', description: 'Receives CloudEvents (JSON) for the decisions of this scope\'s tables.' }),
-  'secret-env': Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'Environment variable holding the HMAC secret that signs the body (X-Iceguard-Signature); the secret stays out of the file.' })),
+  // Only webhook secrets: a policy naming ICEGUARD_ADMIN_TOKEN (or any other secret of the process)
+  // would have iceguard sign bodies with it, and every signed body would be an offline guessing
+  // oracle for that secret (docs/security.md).
+  'secret-env': Type.Optional(Type.String({ pattern: '^ICEGUARD_WEBHOOK_[A-Za-z0-9_]+$', description: 'Environment variable holding the HMAC secret that signs the body (X-Iceguard-Signature); the secret stays out of the file. Only variables named ICEGUARD_WEBHOOK_… may be named.' })),
   events: Type.Optional(Type.Array(Type.Union([Type.Literal('denied'), Type.Literal('warned'), Type.Literal('overridden')]), {
     minItems: 1, description: 'Events to send; default all three.'
   }))

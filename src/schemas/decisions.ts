@@ -35,7 +35,7 @@ export const DecisionSchema = Type.Object({
   }, { additionalProperties: false }),
   kind: Type.String({ description: 'update-table, transaction, create-table, register-table, update-view, create-view or register-view.' }),
   verdict: ref(DecisionVerdictSchema),
-  principal: Type.Union([Type.String(), Type.Null()], { description: 'Non-secret identity of the caller (JWT subject, Basic user, or a token fingerprint).' }),
+  principal: Type.Union([Type.String(), Type.Null()], { description: 'Non-secret identity of the caller: `sub:<subject>` or `admin-token` when iceguard verified it (admin API commits); `unverified-sub:<subject>` or `unverified-user:<name>` when read from a credential iceguard did not verify (a JWT, HTTP Basic); otherwise `token:<fingerprint>`.' }),
   findings: Type.Array(ref(DecisionFindingSchema)),
   changes: Type.String({ description: 'The schema diff summary, one line per change by field id; empty when nothing was judged.' }),
   override: Type.Union([

@@ -24,7 +24,7 @@ export const CommitFlowSchema = Type.Union(
 export const ValidateRequestSchema = Type.Object({
   table: Type.Optional(ref(TableIdentifierSchema, { description: 'The table a CommitTableRequest is for; defaults to the request\'s `identifier`.' })),
   request: Type.Union([ref(CommitTableRequestSchema), ref(CommitTransactionRequestSchema)], { description: 'A CommitTableRequest (updateTable body) or a CommitTransactionRequest.' }),
-  metadata: Type.Optional(ref(TableMetadataJsonSchema, { description: 'The table\'s current metadata. Given: nothing is loaded (offline). Absent: loaded from the upstream with the caller\'s Authorization.' })),
+  metadata: Type.Optional(ref(TableMetadataJsonSchema, { description: 'The table\'s current metadata. Given: nothing is loaded (offline). Absent: loaded from the upstream with the caller\'s catalog credential.' })),
   prefix: Type.Optional(Type.String({ description: 'The catalog `{prefix}` path segment to load tables under, when the upstream uses one.' }))
 }, {
   $id: 'ValidateRequest',

@@ -5,7 +5,12 @@
  * together with any header the `Connection` header names. `Host` is left to the upstream
  * dispatcher, which writes the upstream's own. `Expect` is dropped because Node already answered
  * `100-continue` to the client and undici refuses the header.
+ *
+ * iceguard's own credentials are dropped too, on every route and transport: the admin token's
+ * header and the console's cookie belong to iceguard, never to the catalog (docs/security.md).
  */
+import { ADMIN_TOKEN_HEADER, withoutConsoleCookie } from '../auth/credential-names.js'
+import { carriesStaticToken } from '../auth/static-token.js'
 
 const HOP_BY_HOP: ReadonlySet<string> = new Set([
   'connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization',
@@ -31,9 +36,11 @@ export interface ClientInfo {
  * Request headers for the upstream, as a flat `[name, value, …]` list (what undici takes without
  * copying). With `client` given, `X-Forwarded-For` gets the client's address appended; `X-Forwarded-Proto` and
  * `X-Forwarded-Host` are kept when a front proxy set them, else added. When `dropLength` is set,
- * `Content-Length` is dropped too (the body is sent from a Buffer that sets its own).
+ * `Content-Length` is dropped too (the body is sent from a Buffer that sets its own). With
+ * `adminToken` (the static `ICEGUARD_ADMIN_TOKEN`), an `Authorization` that carries it is dropped:
+ * it is iceguard's credential, never the catalog's, on whatever route it was sent.
  */
-export function forwardRequestHeaders (rawHeaders: readonly string[], client: ClientInfo | undefined, dropLength = false): string[] {
+export function forwardRequestHeaders (rawHeaders: readonly string[], client: ClientInfo | undefined, dropLength = false, adminToken?: string): string[] {
   const out: string[] = []
   let xff: string | undefined
   let host: string | undefined
@@ -54,6 +61,13 @@ export function forwardRequestHeaders (rawHeaders: readonly string[], client: Cl
       continue
     }
     if (lower === 'content-length' && dropLength) continue
+    if (lower === ADMIN_TOKEN_HEADER) continue
+    if (lower === 'authorization' && adminToken !== undefined && carriesStaticToken(adminToken, value)) continue
+    if (lower === 'cookie') {
+      const kept = withoutConsoleCookie(value)
+      if (kept !== undefined) out.push(lower, kept)
+      continue
+    }
     if (lower === 'x-forwarded-proto') hasProto = true
     else if (lower === 'x-forwarded-host') hasFwdHost = true
     out.push(lower, value)

@@ -46,7 +46,7 @@ export interface UpstreamOptions {
 
 type UpstreamConfig = Pick<Config, 'upstreamOrigin' | 'upstreamBasePath' | 'upstreamConnectTimeout' |
 'upstreamHeadersTimeout' | 'upstreamBodyTimeout' | 'upstreamConnections' | 'retryAfter'> &
-Partial<Pick<Config, 'upstreamKeepAliveTimeout' | 'upstreamMaxResponse'>>
+Partial<Pick<Config, 'upstreamKeepAliveTimeout' | 'upstreamMaxResponse' | 'adminToken'>>
 
 export function createUpstream (config: UpstreamConfig, options: UpstreamOptions = {}): Upstream {
   const origin = config.upstreamOrigin
@@ -64,8 +64,8 @@ export function createUpstream (config: UpstreamConfig, options: UpstreamOptions
     bodyTimeout: config.upstreamBodyTimeout
   })
   const basePath = config.upstreamBasePath
-  const forwarder = new StreamForwarder(pool, { basePath, retryAfter: config.retryAfter, onError: options.onError })
-  const client = options.client ?? createUpstreamClient(pool, { basePath, retryAfter: config.retryAfter, maxResponseBytes: config.upstreamMaxResponse })
+  const forwarder = new StreamForwarder(pool, { basePath, retryAfter: config.retryAfter, onError: options.onError, adminToken: config.adminToken })
+  const client = options.client ?? createUpstreamClient(pool, { basePath, retryAfter: config.retryAfter, maxResponseBytes: config.upstreamMaxResponse, adminToken: config.adminToken })
   return {
     origin,
     basePath,

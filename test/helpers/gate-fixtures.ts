@@ -45,7 +45,7 @@ export interface Meta {
  * `db.<name>`: identifier `id`; `name` sources the sort order, `day` the partition spec; a
  * struct, a list and a map with an int key. v3 tables add `level` with an initial-default.
  */
-export async function createFixtureTable (ice: IcebergRestCatalog, name: string, formatVersion: 2 | 3, namespace = 'db'): Promise<void> {
+export async function createFixtureTable (ice: IcebergRestCatalog, name: string, formatVersion: 2 | 3, namespace: string | string[] = 'db'): Promise<void> {
   const fields: FieldJson[] = [
     { id: 1, name: 'id', required: true, type: 'long' },
     { id: 2, name: 'name', required: false, type: 'string' },
@@ -58,7 +58,7 @@ export async function createFixtureTable (ice: IcebergRestCatalog, name: string,
     { id: 14, name: 'day', required: false, type: 'date' }
   ]
   if (formatVersion === 3) fields.push({ id: 15, name: 'level', required: false, type: 'int', 'initial-default': 7, 'write-default': 7 })
-  await ice.createTable({ namespace: [namespace] }, {
+  await ice.createTable({ namespace: Array.isArray(namespace) ? namespace : [namespace] }, {
     name,
     schema: { type: 'struct', fields, 'identifier-field-ids': [1] } as never,
     'partition-spec': { 'spec-id': 0, fields: [{ 'source-id': 14, 'field-id': 1000, name: 'day', transform: 'identity' }] },

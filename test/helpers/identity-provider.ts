@@ -14,7 +14,7 @@ export interface IdentityProvider {
   /** How many times the JWKS was fetched. */
   readonly fetches: () => number
   /** A token signed with the provider's key; `claims` override the defaults (iss, aud, sub, exp in an hour). */
-  sign (claims?: JWTPayload & { exp?: number }, options?: { stranger?: boolean }): Promise<string>
+  sign (claims?: JWTPayload & { exp?: number }, options?: { stranger?: boolean, typ?: string }): Promise<string>
 }
 
 export const AUDIENCE = 'iceguard-admin-tests'
@@ -46,7 +46,7 @@ export async function startIdentityProvider (t: Test): Promise<IdentityProvider>
       const now = Math.floor(Date.now() / 1000)
       const payload: JWTPayload = { iss: issuer, aud: AUDIENCE, sub: 'alice', iat: now, exp: now + 3600, ...claims }
       return await new SignJWT(payload)
-        .setProtectedHeader({ alg: 'ES256', kid, typ: 'JWT' })
+        .setProtectedHeader({ alg: 'ES256', kid, typ: options.typ ?? 'JWT' })
         .sign(options.stranger === true ? stranger.privateKey : own.privateKey)
     }
   }

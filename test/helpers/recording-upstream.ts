@@ -5,6 +5,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Test } from 'tap'
+import { request } from 'undici'
 import { isOpener } from './transports.js'
 
 export interface RecordedRequest {
@@ -62,5 +63,30 @@ export async function startRecordingUpstream (t: Test, responder: Responder = js
     requests,
     respond (fn) { current = fn },
     close
+  }
+}
+
+/**
+ * A responder that relays each recorded request to `target` (a catalog) and its answer back: the
+ * recording upstream then stands between iceguard and a real catalog and sees every byte sent to it.
+ */
+export function relayResponder (target: string): Responder {
+  return (req, res) => {
+    const headers: Record<string, string | string[]> = {}
+    for (const [k, v] of Object.entries(req.headers)) {
+      if (v !== undefined && k !== 'host' && k !== 'connection' && k !== 'transfer-encoding') headers[k] = v
+    }
+    request(`${target}${req.url}`, { method: req.method as 'GET', headers, ...(req.body.length > 0 && { body: req.body }) })
+      .then(async (answer) => {
+        const body = Buffer.from(await answer.body.arrayBuffer())
+        const out: Record<string, string | string[]> = {}
+        for (const [k, v] of Object.entries(answer.headers)) {
+          if (v !== undefined && k !== 'connection' && k !== 'transfer-encoding' && k !== 'keep-alive') out[k] = v
+        }
+        out['content-length'] = String(body.length)
+        res.writeHead(answer.statusCode, out)
+        res.end(body)
+      })
+      .catch(() => { res.destroy() })
   }
 }

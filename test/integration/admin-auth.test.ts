@@ -10,7 +10,8 @@ import t, { type Test } from 'tap'
 import { Client, request } from 'undici'
 import { ConfigError, configFrom } from '../../src/main/config.js'
 import { grantsOf } from '../../src/auth/jwt-verifier.js'
-import { startProxy, startRecordingUpstream } from '../helpers/index.js'
+import { Writable } from 'node:stream'
+import { startProxy, startRecordingUpstream, type ProxyOptions } from '../helpers/index.js'
 import { fixtureResponder, refusedUrl } from '../helpers/fault-upstream.js'
 import { AUDIENCE, startIdentityProvider, type IdentityProvider } from '../helpers/identity-provider.js'
 
@@ -115,14 +116,44 @@ t.test('a configurable claim: an array of roles reached by a dotted name', async
   t.equal((await call(proxy.url, 'POST', '/admin/v1/policy/reload', { authorization: `Bearer ${admin}` })).status, 200)
 })
 
-t.test('an unreachable key set is a 503 with Retry-After, not a verdict on the token', async t => {
+t.test('an unreachable key set is a 503 with Retry-After, not a verdict on the token; its address goes to the log, not the answer', async t => {
   const idp = await startIdentityProvider(t)
   const token = await idp.sign({ scope: 'iceguard:read' })
   const up = await startRecordingUpstream(t, fixtureResponder)
-  const proxy = await startProxy(t, { upstream: up.url, 'admin-jwks-url': `${await refusedUrl()}/jwks.json`, 'admin-jwt-issuer': idp.issuer, 'admin-jwt-audience': AUDIENCE, 'retry-after': '7' })
+  const jwks = `${await refusedUrl()}/jwks.json`
+  const lines: string[] = []
+  const stream = new Writable({ write (chunk: Buffer, _e, cb) { lines.push(...chunk.toString('utf8').split('\n').filter(l => l !== '')); cb() } })
+  const proxy = await startProxy(t, {
+    upstream: up.url,
+    'admin-jwks-url': jwks,
+    'admin-jwt-issuer': idp.issuer,
+    'admin-jwt-audience': AUDIENCE,
+    'retry-after': '7',
+    app: { logger: { level: 'warn', stream } }
+  } as unknown as ProxyOptions)
   const a = await call(proxy.url, 'GET', '/admin/v1/rules', { authorization: `Bearer ${token}` })
-  errorModel(t, a, 503, 'ServiceUnavailableException', /cannot be checked now: the key set at http:\/\/127\.0\.0\.1:\d+\/jwks\.json could not be fetched/)
+  errorModel(t, a, 503, 'ServiceUnavailableException', /cannot be checked now: the identity provider's key set could not be fetched$/)
   t.equal(a.headers['retry-after'], '7')
+  t.notMatch(JSON.stringify(a.json), /127\.0\.0\.1|jwks/, 'the answer names no address of the identity provider')
+  const signIn = await request(`${proxy.url}/console/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${token}` })
+  const page = await signIn.body.text()
+  t.equal(signIn.statusCode, 503, 'the console\'s sign-in answers 503 too')
+  t.match(page, /key set could not be fetched/, 'and says why')
+  t.notMatch(page, /127\.0\.0\.1|jwks/, 'without the key set\'s address')
+  t.ok(lines.some(l => l.includes(jwks) && l.includes('admin JWTs cannot be checked')), 'the log names the key set\'s URL')
+})
+
+t.test('a JWT must carry exp, and an ID token is not an admin credential', async t => {
+  const idp = await startIdentityProvider(t)
+  const { proxy } = await proxyWith(t, idp)
+  const rules = async (token: string): Promise<Answer> => await call(proxy.url, 'GET', '/admin/v1/rules', { authorization: `Bearer ${token}` })
+  t.equal((await rules(await idp.sign({ scope: 'iceguard:read' }))).status, 200, 'an access token with exp is accepted')
+  t.equal((await rules(await idp.sign({ scope: 'iceguard:read' }, { typ: 'at+jwt' }))).status, 200, 'typ at+jwt (RFC 9068) is accepted')
+  errorModel(t, await rules(await idp.sign({ scope: 'iceguard:read', exp: undefined })), 401, 'NotAuthorizedException', /"exp" claim is not accepted \(missing\)/)
+  errorModel(t, await rules(await idp.sign({ scope: 'iceguard:read', typ: 'ID' })), 401, 'NotAuthorizedException', /"typ" claim "ID" is not an access token's/)
+  errorModel(t, await rules(await idp.sign({ scope: 'iceguard:read', at_hash: 'x1' })), 401, 'NotAuthorizedException', /is an ID token/)
+  errorModel(t, await rules(await idp.sign({ scope: 'iceguard:read' }, { typ: 'id_token+jwt' })), 401, 'NotAuthorizedException', /"typ" header "id_token\+jwt" is not an access token's/)
+  t.equal((await rules(await idp.sign({ scope: 'iceguard:read', typ: 'Bearer' }))).status, 200, 'Keycloak\'s typ: Bearer claim is an access token')
 })
 
 t.test('what reaches the upstream on an admin table read, on fresh and reused connections', async t => {
@@ -137,7 +168,8 @@ t.test('what reaches the upstream on an admin table read, on fresh and reused co
 
   const cases: Array<[string, Record<string, string>, string | undefined]> = [
     ['the static token never travels', { authorization: `Bearer ${STATIC}` }, undefined],
-    ['an identity provider\'s JWT travels: the catalog sees the same user', { authorization: `Bearer ${jwt}` }, `Bearer ${jwt}`],
+    ['an identity provider\'s admin JWT does not travel either', { authorization: `Bearer ${jwt}` }, undefined],
+    ['beside a JWT in X-Iceguard-Admin-Token, Authorization is the catalog\'s', { 'x-iceguard-admin-token': jwt, authorization: 'Bearer catalog-token' }, 'Bearer catalog-token'],
     ['beside X-Iceguard-Admin-Token, Authorization is the catalog\'s', { 'x-iceguard-admin-token': STATIC, authorization: 'Bearer catalog-token' }, 'Bearer catalog-token']
   ]
   for (const [what, headers, expected] of cases) {

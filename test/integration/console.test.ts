@@ -225,7 +225,7 @@ t.test('the default sources: the server\'s own decision log and override records
   t.equal(own.status, 404, 'the server\'s own log: an unknown id is a 404 page')
 })
 
-t.test('sign-in: 401 login page, the static token in a cookie, sign-out; the token never reaches the catalog', async t => {
+t.test('sign-in: 401 login page, a session cookie (not the token), sign-out ends the session; the token never reaches the catalog', async t => {
   const { catalog, proxy } = await openConsole(t, { ICEGUARD_ADMIN_TOKEN: STATIC })
   const anon = await get(`${proxy.url}/console/decisions`)
   t.equal(anon.status, 401, 'no token: the sign-in page, as a 401')
@@ -245,8 +245,11 @@ t.test('sign-in: 401 login page, the static token in a cookie, sign-out; the tok
   t.equal(ok.status, 303)
   t.equal(ok.headers.location, '/console/decisions')
   const cookie = String(ok.headers['set-cookie'])
-  t.match(cookie, /^iceguard_console=console-static-token-1234; Max-Age=28800; Path=\/console; HttpOnly; SameSite=Lax$/)
+  t.match(cookie, /^iceguard_console=[A-Za-z0-9_-]{43}; Max-Age=28800; Path=\/console; HttpOnly; SameSite=Lax$/, 'a random session id')
+  t.notMatch(cookie, STATIC, 'the cookie does not hold the admin token')
   const jar = cookie.split(';')[0] as string
+  const second = String((await postForm(`${proxy.url}/console/login`, { token: STATIC })).headers['set-cookie']).split(';')[0] as string
+  t.not(second, jar, 'each sign-in is a new session')
 
   const before = catalog.requests.length
   const page = await get(`${proxy.url}/console/tables/db/orders`, { cookie: jar })
@@ -270,13 +273,19 @@ t.test('sign-in: 401 login page, the static token in a cookie, sign-out; the tok
   const anonAgain = await reused.request({ method: 'GET', path: '/console/decisions' })
   await anonAgain.body.dump()
   t.equal(anonAgain.statusCode, 401, 'and asks for a token there too')
-  const out = await postForm(`${proxy.url}/console/logout`, {})
+  t.equal((await get(`${proxy.url}/admin/v1/rules`, { cookie: jar })).status, 401, 'the console cookie opens no admin API endpoint')
+  const forged = await postForm(`${proxy.url}/console/logout`, {}, { origin: 'http://evil.example', cookie: jar })
+  t.equal(forged.status, 403, 'a sign-out posted from another site is refused')
+  t.equal(forged.headers['set-cookie'], undefined, 'and clears no cookie')
+  t.equal((await get(`${proxy.url}/console/decisions`, { cookie: jar })).status, 200, 'the session still holds')
+  const out = await postForm(`${proxy.url}/console/logout`, {}, { origin: proxy.url, cookie: jar })
   t.equal(out.status, 303)
   t.match(String(out.headers['set-cookie']), /^iceguard_console=; Max-Age=0; Path=\/console; HttpOnly; SameSite=Lax$/)
-  t.equal((await get(`${proxy.url}/admin/v1/rules`, { cookie: jar })).status, 401, 'the console cookie opens no admin API endpoint')
+  t.equal((await get(`${proxy.url}/console/decisions`, { cookie: jar })).status, 401, 'a copy of the cookie kept after sign-out opens nothing: the session ended on the server')
+  t.equal((await get(`${proxy.url}/console/decisions`, { cookie: second })).status, 200, 'another session is not ended by it')
 })
 
-t.test('sign-in with JWTs: read grant needed, expired refused, the JWT travels to the catalog', async t => {
+t.test('sign-in with JWTs: read grant needed, expired refused, the JWT never travels to the catalog', async t => {
   const idp = await startIdentityProvider(t)
   const { catalog, proxy } = await openConsole(t, {}, { 'admin-jwks-url': idp.jwksUrl, 'admin-jwt-issuer': idp.issuer, 'admin-jwt-audience': AUDIENCE, 'public-url': 'https://iceguard.example' })
   const noGrant = await postForm(`${proxy.url}/console/login`, { token: await idp.sign({ scope: 'openid' }) })
@@ -296,5 +305,7 @@ t.test('sign-in with JWTs: read grant needed, expired refused, the JWT travels t
   const page = await get(`${proxy.url}/console/tables/db/orders`, { cookie: jar })
   t.equal(page.status, 200)
   t.match(visible(page.text), /signed in as carol/)
-  t.ok(catalog.requests.slice(before).some(r => r.headers.authorization === `Bearer ${reader}`), 'the catalog sees the same user')
+  const seen = catalog.requests.slice(before)
+  t.ok(seen.length > 0, 'the table was read from the catalog')
+  t.ok(seen.every(r => r.headers.authorization === undefined), 'without the admin JWT: it was issued for iceguard, not for the catalog')
 })

@@ -57,14 +57,14 @@ t.test('denied, overridden and warned decisions reach the webhooks, signed, at l
     'tables:',
     '  db.orders:',
     '    rules: { COLUMN_NO_DROP: error }',
-    `    webhooks: [{ url: "${hook}/scoped", secret-env: ICEGUARD_TEST_SCOPED_SECRET, events: [denied] }]`,
+    `    webhooks: [{ url: "${hook}/scoped", secret-env: ICEGUARD_WEBHOOK_TEST_SCOPED_SECRET, events: [denied] }]`,
     '  db.staging:',
     '    mode: warn',
     '    rules: { COLUMN_NO_DROP: error }',
     ''
   ].join('\n'))
-  process.env.ICEGUARD_TEST_SCOPED_SECRET = SCOPED_SECRET
-  t.teardown(() => { delete process.env.ICEGUARD_TEST_SCOPED_SECRET })
+  process.env.ICEGUARD_WEBHOOK_TEST_SCOPED_SECRET = SCOPED_SECRET
+  t.teardown(() => { delete process.env.ICEGUARD_WEBHOOK_TEST_SCOPED_SECRET })
 
   const catalog = await startCatalog(t)
   const proxy = await startProxy(t, {

@@ -352,7 +352,7 @@ onEveryTransport(t, t => {
     let audit = log.audits().at(-1)!
     t.equal(audit.verdict, 'warn')
     t.same(audit.warnings, ['COLUMN_NO_DROP'])
-    t.equal(audit.principal, 'sub:alice@example.com', 'the principal is the JWT subject, not the token')
+    t.equal(audit.principal, 'unverified-sub:alice@example.com', 'the principal is the JWT subject, marked unverified, not the token')
     t.equal(audit.upstreamStatus, 200)
 
     meta = await loadMeta(proxy.url, 'strict', 't')

@@ -57,6 +57,8 @@ export interface FastLaneContext {
   readonly client: UpstreamClient
   /** Replaces the upstream's `uri` in `/v1/config`. */
   readonly publicUrl: string | undefined
+  /** The static admin token: an `Authorization` carrying it is not forwarded. */
+  readonly adminToken?: string | undefined
   /**
    * Judges a schema-relevant commit and forwards it over the fast lane's pool (the gate service
    * over `pool-client.ts`); absent, such commits are handed to node:http and Fastify.
@@ -425,7 +427,7 @@ export class ClientConnection implements UpstreamUser {
   serveConfig (h: RequestHead, headLen: number, target: string): void {
     const ctx = this.ctx
     this.take(h, 'config', target, headLen, false)
-    const headers = forwardRequestHeaders(h.rawHeaders, { remoteAddress: this.socket.remoteAddress, encrypted: false }, true)
+    const headers = forwardRequestHeaders(h.rawHeaders, { remoteAddress: this.socket.remoteAddress, encrypted: false }, true, this.ctx.adminToken)
       .filter((_, i, all) => (i % 2 === 0 ? all[i] : all[i - 1]) !== 'accept-encoding')
     // The body is rewritten, so it is asked for uncompressed.
     headers.push('accept-encoding', 'identity')
@@ -459,7 +461,7 @@ export class ClientConnection implements UpstreamUser {
       rawBody: body,
       scanned,
       headers: headersObject(h.rawHeaders),
-      forwardHeaders: forwardRequestHeaders(h.rawHeaders, { remoteAddress: this.socket.remoteAddress, encrypted: false }, true),
+      forwardHeaders: forwardRequestHeaders(h.rawHeaders, { remoteAddress: this.socket.remoteAddress, encrypted: false }, true, this.ctx.adminToken),
       requestId: ctx.requestId()
     })
     judging.then(this.onGated, this.onGateFailed)
@@ -532,7 +534,7 @@ export class ClientConnection implements UpstreamUser {
     this.retryable = isResendable(h.method, h.contentLength > 0)
     this.retried = false
     this.sent = false
-    const headers = forwardRequestHeaders(h.rawHeaders, { remoteAddress: this.socket.remoteAddress, encrypted: false })
+    const headers = forwardRequestHeaders(h.rawHeaders, { remoteAddress: this.socket.remoteAddress, encrypted: false }, false, this.ctx.adminToken)
     let head = `${h.method} ${ctx.basePath}${target} HTTP/1.1\r\nhost: ${ctx.upstreamHost}\r\nconnection: keep-alive\r\n`
     for (let i = 0; i < headers.length; i += 2) head += `${headers[i] as string}: ${headers[i + 1] as string}\r\n`
     this.upstreamHead = head + '\r\n'

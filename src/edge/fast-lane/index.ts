@@ -50,6 +50,8 @@ interface FastLaneOptions {
   /** Called for failures worth a log line (never per successful request). */
   readonly onError?: (err: UpstreamError, method: string, url: string) => void
   readonly metrics?: IceguardMetrics
+  /** The static admin token: an `Authorization` carrying it is not forwarded. */
+  readonly adminToken?: string | undefined
 }
 
 export class FastLane {
@@ -92,6 +94,7 @@ export class FastLane {
       bodyTimeout: opts.bodyTimeout,
       retryAfter: opts.retryAfter,
       maxResponseBytes: opts.maxResponseBytes,
+      adminToken: opts.adminToken,
       observe
     })
     this.#ctx = {
@@ -122,6 +125,7 @@ export class FastLane {
       connections: this.#connections,
       client: this.client,
       publicUrl: opts.publicUrl,
+      adminToken: opts.adminToken,
       gate: undefined,
       local: undefined,
       requestId: () => `lane-${(++requests).toString(36)}`,

@@ -32,6 +32,8 @@ export interface PoolClientOptions {
   readonly maxResponseBytes: number
   /** Times an exchange up to its response head (the upstream latency histogram). */
   readonly observe?: (method: string, status: number, seconds: number) => void
+  /** The static admin token: an `Authorization` carrying it is not sent. */
+  readonly adminToken?: string | undefined
 }
 
 export function createPoolClient (opts: PoolClientOptions): UpstreamClient {
@@ -78,7 +80,7 @@ class Exchange implements UpstreamUser {
     this.#retryable = isResendable(req.method, req.body !== undefined)
     this.#resolve = resolve
     this.#reject = reject
-    const headers = flatHeaders(req.headers)
+    const headers = flatHeaders(req.headers, opts.adminToken)
     let head = `${req.method} ${opts.basePath}${req.path} HTTP/1.1\r\nhost: ${opts.upstreamHost}\r\nconnection: keep-alive\r\n`
     for (let i = 0; i < headers.length; i += 2) head += `${headers[i] as string}: ${headers[i + 1] as string}\r\n`
     const body = req.body

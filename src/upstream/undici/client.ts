@@ -28,7 +28,7 @@ export interface UpstreamClient {
   request (req: UpstreamRequest): Promise<UpstreamResponse>
 }
 
-export function flatHeaders (headers: UpstreamRequest['headers']): string[] {
+export function flatHeaders (headers: UpstreamRequest['headers'], adminToken?: string): string[] {
   if (headers === undefined) return []
   let flat: string[]
   if (Array.isArray(headers)) {
@@ -42,7 +42,7 @@ export function flatHeaders (headers: UpstreamRequest['headers']): string[] {
     }
   }
   // Only filtering here: the caller decides about X-Forwarded-* (it knows the client).
-  return forwardRequestHeaders(flat, undefined, true)
+  return forwardRequestHeaders(flat, undefined, true, adminToken)
 }
 
 export interface UpstreamClientOptions {
@@ -50,6 +50,8 @@ export interface UpstreamClientOptions {
   readonly retryAfter: number
   /** An answer larger than this is abandoned as a bad response: a broken or hostile upstream cannot exhaust memory. */
   readonly maxResponseBytes?: number
+  /** The static admin token: an `Authorization` carrying it is not sent. */
+  readonly adminToken?: string | undefined
 }
 
 export function createUpstreamClient (dispatcher: Dispatcher, options: UpstreamClientOptions): UpstreamClient {
@@ -64,7 +66,7 @@ export function createUpstreamClient (dispatcher: Dispatcher, options: UpstreamC
             dispatcher.dispatch({
               method: req.method as Dispatcher.HttpMethod,
               path: options.basePath + req.path,
-              headers: flatHeaders(req.headers),
+              headers: flatHeaders(req.headers, options.adminToken),
               body: req.body ?? null
             }, handler)
           } catch (err) {

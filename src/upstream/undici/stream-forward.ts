@@ -33,6 +33,8 @@ export interface StreamForwarderOptions {
   readonly retryAfter: number
   /** Called for failures worth a log line (never per successful request). */
   readonly onError?: (err: UpstreamError | Error, req: IncomingMessage) => void
+  /** The static admin token: an `Authorization` carrying it is not forwarded. */
+  readonly adminToken?: string | undefined
 }
 
 function hasBody (req: IncomingMessage): boolean {
@@ -46,12 +48,14 @@ export class StreamForwarder {
   readonly #basePath: string
   readonly #retryAfter: number
   readonly #onError: StreamForwarderOptions['onError']
+  readonly #adminToken: string | undefined
 
   constructor (dispatcher: Dispatcher, options: StreamForwarderOptions) {
     this.#dispatcher = dispatcher
     this.#basePath = options.basePath
     this.#retryAfter = options.retryAfter
     this.#onError = options.onError
+    this.#adminToken = options.adminToken
   }
 
   /**
@@ -65,7 +69,7 @@ export class StreamForwarder {
     const headers = forwardRequestHeaders(req.rawHeaders, {
       remoteAddress: socket?.remoteAddress,
       encrypted: socket?.encrypted === true
-    }, body !== undefined)
+    }, body !== undefined, this.#adminToken)
     const handler = new RelayHandler(this, req, res, options.commit === true, !stream && body === undefined)
     handler.dispatchOptions = {
       method: req.method as Dispatcher.HttpMethod,

@@ -115,10 +115,10 @@ t.test('answers', async t => {
 t.test('principal never carries the credential', async t => {
   const payload = Buffer.from(JSON.stringify({ sub: 'alice@example.com', scope: 'x' })).toString('base64url')
   const jwt = `eyJhbGciOiJIUzI1NiJ9.${payload}.c2lnbmF0dXJl`
-  t.equal(principalFromHeaders({ authorization: `Bearer ${jwt}` }), 'sub:alice@example.com')
+  t.equal(principalFromHeaders({ authorization: `Bearer ${jwt}` }), 'unverified-sub:alice@example.com', 'a subject iceguard did not verify is marked so')
   t.equal(principalFromHeaders({ authorization: 'Bearer opaque-secret-token' }), `token:${fingerprint('opaque-secret-token')}`)
   t.notMatch(principalFromHeaders({ authorization: 'Bearer opaque-secret-token' }) ?? '', /opaque/)
-  t.equal(principalFromHeaders({ authorization: `Basic ${Buffer.from('bob:hunter2').toString('base64')}` }), 'user:bob')
+  t.equal(principalFromHeaders({ authorization: `Basic ${Buffer.from('bob:hunter2').toString('base64')}` }), 'unverified-user:bob')
   t.equal(principalFromHeaders({}), undefined)
 })
 
