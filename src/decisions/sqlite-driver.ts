@@ -97,12 +97,26 @@ export function openSqlite (file: string): SqliteDriver {
     queue = next.catch(() => {})
     return next
   }
-  // Every statement of a transaction goes to the thread that began it: if that thread stops,
-  // the rest fail rather than run outside the transaction on a new one.
   const executor = (t: Thread): SqlExecutor => ({
     async query (sql, params = []) { return rowsOf(await t.ask({ op: 'query', sql, params: params.map(cloneable) })) },
     async run (sql, params = []) { return changesOf(await t.ask({ op: 'run', sql, params: params.map(cloneable) })) }
   })
+  // Every statement of a transaction goes to the thread that began it: if that thread stops,
+  // the rest fail rather than run outside the transaction on a new one. BEGIN travels with the
+  // first statement, so a one-statement transaction is two messages, not three.
+  const inTransaction = (t: Thread): SqlExecutor & { readonly begun: boolean } => {
+    let begun = false
+    const ask = async (req: { op: 'query' | 'run', sql: string, params: readonly unknown[] }): Promise<SqliteAnswer> => {
+      if (begun) return await t.ask(req)
+      begun = true
+      return await t.ask({ ...req, begin: true })
+    }
+    return {
+      get begun () { return begun },
+      async query (sql, params = []) { return rowsOf(await ask({ op: 'query', sql, params: params.map(cloneable) })) },
+      async run (sql, params = []) { return changesOf(await ask({ op: 'run', sql, params: params.map(cloneable) })) }
+    }
+  }
   return {
     dialect: 'sqlite',
     location: file,
@@ -111,13 +125,14 @@ export function openSqlite (file: string): SqliteDriver {
     run: async (sql, params) => await serial(async () => await executor(current()).run(sql, params)),
     transaction: async (fn) => await serial(async () => {
       const t = current()
-      await t.ask({ op: 'begin' })
+      const tx = inTransaction(t)
       try {
-        const out = await fn(executor(t))
-        await t.ask({ op: 'commit' })
+        const out = await fn(tx)
+        if (tx.begun) await t.ask({ op: 'commit' })
         return out
       } catch (err) {
-        if (t.stopped === undefined) await t.ask({ op: 'rollback' })
+        // A first statement that failed may have begun the transaction (BEGIN, then its error).
+        if (tx.begun && t.stopped === undefined) await t.ask({ op: 'rollback' })
         throw err
       }
     }),

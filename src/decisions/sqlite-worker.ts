@@ -9,8 +9,15 @@ import Database, { type Statement } from 'better-sqlite3'
 
 /** What the driver asks; `id` pairs the answer with the question. */
 export type SqliteRequest =
-  | { readonly id: number, readonly op: 'query' | 'run', readonly sql: string, readonly params: readonly unknown[] }
-  | { readonly id: number, readonly op: 'begin' | 'commit' | 'rollback' | 'close' }
+  | {
+    readonly id: number
+    readonly op: 'query' | 'run'
+    readonly sql: string
+    readonly params: readonly unknown[]
+    /** The first statement of a transaction: BEGIN goes with it rather than in a message of its own. */
+    readonly begin?: true
+  }
+  | { readonly id: number, readonly op: 'commit' | 'rollback' | 'close' }
 
 export type SqliteAnswer =
   | { readonly id: number, readonly rows: unknown[] }
@@ -56,9 +63,15 @@ function serve (port: NonNullable<typeof parentPort>, { file }: SqliteWorkerData
     let answer: SqliteAnswer
     try {
       switch (req.op) {
-        case 'query': answer = { id: req.id, rows: prepared(req.sql).all(...req.params.map(bindable)) }; break
-        case 'run': answer = { id: req.id, changes: prepared(req.sql).run(...req.params.map(bindable)).changes }; break
-        case 'begin': begin.run(); answer = { id: req.id, changes: 0 }; break
+        case 'query':
+        case 'run': {
+          const statement = prepared(req.sql)
+          if (req.begin === true) begin.run()
+          answer = req.op === 'query'
+            ? { id: req.id, rows: statement.all(...req.params.map(bindable)) }
+            : { id: req.id, changes: statement.run(...req.params.map(bindable)).changes }
+          break
+        }
         case 'commit': commit.run(); answer = { id: req.id, changes: 0 }; break
         case 'rollback': if (db.inTransaction) rollback.run(); answer = { id: req.id, changes: 0 }; break
         case 'close':
