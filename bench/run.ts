@@ -29,7 +29,7 @@ import { buildWorkloads } from './lib/workloads.js'
 
 const MB = 1048576
 /** The workloads measured at one connection as well. */
-const ONE_CONNECTION: readonly string[] = ['load-small', 'data-commit', 'data-commit-evolving', 'schema-commit']
+const ONE_CONNECTION: readonly string[] = ['load-small', 'data-commit', 'schema-commit-small', 'data-commit-evolving', 'schema-commit']
 
 /**
  * A key and self-signed certificate for the https stub, trusted by every process started from
@@ -151,6 +151,10 @@ async function main (): Promise<void> {
   for (const n of o.notes) log(`bench: ${n}`)
   const compiled = buildForBench()
   log(`bench: compiled ${compiled} files into .bench-build/ (the servers run as plain JavaScript)`)
+  if (o.baselineDir !== null) {
+    log(`bench: baseline from ${o.baselineDir}: compiled ${buildForBench(o.baselineDir)} files into its .bench-build/`)
+    o.notes.push(`the target baseline is iceguard from another checkout (BENCH_BASELINE_DIR=${path.basename(o.baselineDir)}), each cell measured right before iceguard's`)
+  }
   if (o.iceguardDir !== null) {
     log(`bench: iceguard from ${o.iceguardDir}: compiled ${buildForBench(o.iceguardDir)} files into its .bench-build/`)
     o.notes.push(`iceguard ran from another checkout (BENCH_ICEGUARD_DIR=${path.basename(o.iceguardDir)})`)
@@ -187,7 +191,7 @@ async function main (): Promise<void> {
       try {
         running.set(t, await startTarget(t, o, dir, stub.url) as Running & { target: Target })
       } catch (err) {
-        if (t !== 'iceguard') throw err
+        if (t !== 'iceguard' && t !== 'baseline') throw err
         report.notes.push(`iceguard did not start, so only the references were measured: ${(err as Error).message.split('\n').slice(0, 6).join(' ')}`)
         log(`bench: iceguard did not start:\n${(err as Error).message}`)
       }
@@ -197,7 +201,7 @@ async function main (): Promise<void> {
         const r = running.get(t)
         if (r === undefined || t === 'direct') continue
         const problems = await verify(w, r, stub.url)
-        if (problems.length > 0 && t !== 'iceguard') throw new Error(`reference ${t} does not forward faithfully: ${problems.join('; ')}`)
+        if (problems.length > 0 && t !== 'iceguard' && t !== 'baseline') throw new Error(`reference ${t} does not forward faithfully: ${problems.join('; ')}`)
         report.verification.push(...problems)
         for (const p of problems) log(`bench: WARNING ${p}`)
       }
@@ -225,7 +229,7 @@ async function main (): Promise<void> {
       // event loop has nothing else to do; a pause on iceguard's loop shows in p99 here.
       const one = { ...o, seconds: o.oneConnectionSeconds }
       for (const w of workloads.filter(x => ONE_CONNECTION.includes(x.name))) {
-        for (const t of w.targets(o.targets).filter(x => x === 'direct' || x === 'nginx' || x === 'iceguard')) {
+        for (const t of w.targets(o.targets).filter(x => x === 'direct' || x === 'nginx' || x === 'baseline' || x === 'iceguard')) {
           const r = running.get(t)
           if (r === undefined) continue
           const c = await measure(one, w, r, stub, 1)
