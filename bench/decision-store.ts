@@ -83,6 +83,7 @@ async function run (open: Open | null): Promise<Result> {
 const rows: string[] = []
 for (let r = 0; r < rounds; r++) {
   const idle = await run(null)
+  rows.push(`| ${r + 1} | no store | ${idle.p50.toFixed(2)} | ${idle.p99.toFixed(2)} | ${idle.p999.toFixed(2)} | ${idle.max.toFixed(2)} | – |`)
   for (const [name, open] of r % 2 === 0 ? builds : [...builds].reverse()) {
     const x = await run(open)
     rows.push(`| ${r + 1} | ${name} | ${x.p50.toFixed(2)} | ${x.p99.toFixed(2)} | ${x.p999.toFixed(2)} | ${x.max.toFixed(2)} | ${(x.cpuUs - idle.cpuUs).toFixed(0)} |`)
