@@ -60,7 +60,8 @@ class Thread {
     // A background dependency never ends the process: an error in the thread fails its callers.
     this.worker.on('error', (err) => { cause = err })
     this.worker.on('exit', (code) => {
-      this.stopped = new Error(`The SQLite decision store's thread stopped (exit code ${code})${cause !== undefined ? `: ${cause.message}` : ''}`, { cause })
+      const why = cause === undefined ? '' : `: ${String(cause.message ?? (cause as { code?: unknown }).code ?? cause)}`
+      this.stopped = new Error(`The SQLite decision store's thread stopped (exit code ${code})${why}`, { cause })
       for (const w of this.#waiting.values()) w.reject(this.stopped)
       this.#waiting.clear()
       onStop()

@@ -35,7 +35,14 @@ export interface SqliteWorkerData {
 const MOST_STATEMENTS = 256
 
 function serve (port: NonNullable<typeof parentPort>, { file }: SqliteWorkerData): void {
-  const db = new Database(file)
+  let db: Database.Database
+  try {
+    db = new Database(file)
+  } catch (err) {
+    // better-sqlite3's error class loses its message crossing to the other thread; a plain Error keeps it.
+    const e = err as { message?: unknown, code?: unknown }
+    throw new Error(`Cannot open ${file}: ${String(e.message ?? err)}${typeof e.code === 'string' ? ` (${e.code})` : ''}`)
+  }
   // WAL: the admin API's reads run beside the writer. synchronous=NORMAL: in WAL mode a commit is
   // not synced; the WAL is synced at each checkpoint. A committed transaction survives the
   // process ending (it is in the operating system's cache); an operating-system crash or power

@@ -3,7 +3,7 @@
  * thread that stops fails its callers with an error (never a hang) and the next call gets a new
  * one, a close stores everything queued before it, and a failed transaction leaves nothing.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
@@ -93,4 +93,13 @@ t.test('a statement that fails rejects with SQLite\'s code, and its transaction 
   t.same(await db.query('SELECT * FROM d'), [{ id: 'b', flag: 0, note: null }], 'booleans are stored as 0/1, undefined as null')
   await t.rejects(db.query('SELECT nope FROM d'), /no such column/, 'a bad statement is an error, and the store goes on')
   t.equal(await db.run('UPDATE d SET note = ? WHERE id = ?', ['x', 'b']), 1, 'after it')
+})
+
+t.test('a file the thread cannot open fails the calls with SQLite\'s reason, not a hang', async t => {
+  const file = stateFile(t)
+  mkdirSync(file) // a folder where the database file should be
+  const db = openSqlite(file)
+  t.teardown(async () => { await db.close() })
+  await t.rejects(db.run('CREATE TABLE d (id TEXT)'), /thread stopped.*(unable to open|directory)/i, 'the first call fails and names why')
+  await t.rejects(db.query('SELECT 1'), /thread stopped/, 'and so does the next, on a new thread')
 })
