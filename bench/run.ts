@@ -160,8 +160,11 @@ async function main (): Promise<void> {
     o.notes.push(`iceguard ran from another checkout (BENCH_ICEGUARD_DIR=${path.basename(o.iceguardDir)})`)
   }
   const workloads = buildWorkloads(dir, o.workloads)
-  const cells = workloads.reduce((n, w) => n + w.targets(o.targets).length, 0)
-  log(`bench: ${cells} cells of ${o.warmup} + ${o.seconds} s, ${o.connections} connections, loader ${o.loader}${o.cpus.servers === null ? '' : ', pinned'}; about ${Math.ceil((cells * (o.warmup + o.seconds + 0.5) + 40) / 60)} min`)
+  const cells = o.oneConnectionOnly ? 0 : workloads.filter(w => w.latencyOnly !== true).reduce((n, w) => n + w.targets(o.targets).length, 0)
+  const oneCells = workloads.filter(w => ONE_CONNECTION.includes(w.name))
+    .reduce((n, w) => n + w.targets(o.targets).filter(t => t !== 'fastify' && t !== 'node').length, 0)
+  const seconds = cells * (o.warmup + o.seconds + 0.5) + oneCells * (o.warmup + o.oneConnectionSeconds + 0.5) + 40
+  log(`bench: ${cells} cells of ${o.warmup} + ${o.seconds} s at ${o.connections} connections and ${oneCells} of ${o.warmup} + ${o.oneConnectionSeconds} s at one, loader ${o.loader}${o.cpus.servers === null ? '' : ', pinned'}; about ${Math.ceil(seconds / 60)} min`)
 
   const report: Omit<RunReport, 'judgements'> = {
     started: new Date().toISOString(),
