@@ -110,7 +110,8 @@ async function main (): Promise<void> {
   const stubPort = (await firstJsonLine(stub, 'port', 30_000)).port
   const port = await freePort()
   const ig = start('iceguard', pinned(nodeServer('src/main/server.ts',
-    ['--upstream', `http://127.0.0.1:${String(stubPort)}`, '--port', String(port), '--host', '127.0.0.1', '--log-level', o.logLevel],
+    ['--upstream', `http://127.0.0.1:${String(stubPort)}`, '--port', String(port), '--host', '127.0.0.1', '--log-level', o.logLevel,
+      '--state-dir', path.join(dir, 'iceguard-state')],
     ['--cpu-prof', '--cpu-prof-dir', dir]), o.cpus.servers), { probe: true, logDir: dir, env: { NODE_ENV: 'production' } })
   let from = 0
   let to = 0
@@ -126,7 +127,9 @@ async function main (): Promise<void> {
     await stop(ig)
     await stop(stub)
   }
-  const file = readdirSync(dir).find(f => f.endsWith('.cpuprofile'))
+  // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the one serving requests (the
+  // decision store's thread writes its own).
+  const file = readdirSync(dir).find(f => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(f)) ?? readdirSync(dir).find(f => f.endsWith('.cpuprofile'))
   if (file === undefined) throw new Error(`no profile was written in ${dir}:\n${ig.output()}`)
   const profile = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as Profile
   process.stdout.write(`${summarise(profile, from, to)}\n\nProfile: ${path.join(dir, file)} (the whole life of the process)\n`)

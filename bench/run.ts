@@ -28,6 +28,8 @@ import { startStub, startTarget, usageOf, type Running } from './lib/targets.js'
 import { buildWorkloads } from './lib/workloads.js'
 
 const MB = 1048576
+/** The workloads measured at one connection as well. */
+const ONE_CONNECTION: readonly string[] = ['load-small', 'data-commit', 'schema-commit-small', 'data-commit-evolving', 'schema-commit']
 
 /**
  * A key and self-signed certificate for the https stub, trusted by every process started from
@@ -149,9 +151,20 @@ async function main (): Promise<void> {
   for (const n of o.notes) log(`bench: ${n}`)
   const compiled = buildForBench()
   log(`bench: compiled ${compiled} files into .bench-build/ (the servers run as plain JavaScript)`)
+  if (o.baselineDir !== null) {
+    log(`bench: baseline from ${o.baselineDir}: compiled ${buildForBench(o.baselineDir)} files into its .bench-build/`)
+    o.notes.push(`the target baseline is iceguard from another checkout (BENCH_BASELINE_DIR=${path.basename(o.baselineDir)}), each cell measured right before iceguard's`)
+  }
+  if (o.iceguardDir !== null) {
+    log(`bench: iceguard from ${o.iceguardDir}: compiled ${buildForBench(o.iceguardDir)} files into its .bench-build/`)
+    o.notes.push(`iceguard ran from another checkout (BENCH_ICEGUARD_DIR=${path.basename(o.iceguardDir)})`)
+  }
   const workloads = buildWorkloads(dir, o.workloads)
-  const cells = workloads.reduce((n, w) => n + w.targets(o.targets).length, 0)
-  log(`bench: ${cells} cells of ${o.warmup} + ${o.seconds} s, ${o.connections} connections, loader ${o.loader}${o.cpus.servers === null ? '' : ', pinned'}; about ${Math.ceil((cells * (o.warmup + o.seconds + 0.5) + 40) / 60)} min`)
+  const cells = o.oneConnectionOnly ? 0 : workloads.filter(w => w.latencyOnly !== true).reduce((n, w) => n + w.targets(o.targets).length, 0)
+  const oneCells = workloads.filter(w => ONE_CONNECTION.includes(w.name))
+    .reduce((n, w) => n + w.targets(o.targets).filter(t => t !== 'fastify' && t !== 'node').length, 0)
+  const seconds = cells * (o.warmup + o.seconds + 0.5) + oneCells * (o.warmup + o.oneConnectionSeconds + 0.5) + 40
+  log(`bench: ${cells} cells of ${o.warmup} + ${o.seconds} s at ${o.connections} connections and ${oneCells} of ${o.warmup} + ${o.oneConnectionSeconds} s at one, loader ${o.loader}${o.cpus.servers === null ? '' : ', pinned'}; about ${Math.ceil(seconds / 60)} min`)
 
   const report: Omit<RunReport, 'judgements'> = {
     started: new Date().toISOString(),
@@ -181,7 +194,7 @@ async function main (): Promise<void> {
       try {
         running.set(t, await startTarget(t, o, dir, stub.url) as Running & { target: Target })
       } catch (err) {
-        if (t !== 'iceguard') throw err
+        if (t !== 'iceguard' && t !== 'baseline') throw err
         report.notes.push(`iceguard did not start, so only the references were measured: ${(err as Error).message.split('\n').slice(0, 6).join(' ')}`)
         log(`bench: iceguard did not start:\n${(err as Error).message}`)
       }
@@ -191,7 +204,7 @@ async function main (): Promise<void> {
         const r = running.get(t)
         if (r === undefined || t === 'direct') continue
         const problems = await verify(w, r, stub.url)
-        if (problems.length > 0 && t !== 'iceguard') throw new Error(`reference ${t} does not forward faithfully: ${problems.join('; ')}`)
+        if (problems.length > 0 && t !== 'iceguard' && t !== 'baseline') throw new Error(`reference ${t} does not forward faithfully: ${problems.join('; ')}`)
         report.verification.push(...problems)
         for (const p of problems) log(`bench: WARNING ${p}`)
       }
@@ -204,7 +217,7 @@ async function main (): Promise<void> {
         log(`${w.name.padEnd(15)} iceguard  upstream requests per commit: ${u.total.toFixed(2)} (${u.loadTable.toFixed(2)} loadTable, ${u.loadTableRefs.toFixed(2)} with snapshots=refs, ${u.notModified.toFixed(2)} answered 304; ${u.commit.toFixed(2)} commit)`)
       }
     }
-    for (const w of workloads.filter(x => x.latencyOnly !== true)) {
+    for (const w of workloads.filter(x => x.latencyOnly !== true && !o.oneConnectionOnly)) {
       for (const t of w.targets(o.targets)) {
         const r = running.get(t)
         if (r === undefined) continue
@@ -215,13 +228,14 @@ async function main (): Promise<void> {
     }
     const ig = running.get('iceguard')
     if (ig !== undefined) {
-      // Latency without queueing: one connection, the fast-path commits and the gated one.
-      const quick = { ...o, seconds: Math.min(o.seconds, 2), warmup: Math.min(o.warmup, 1) }
-      for (const w of workloads.filter(x => x.name === 'data-commit' || x.name === 'data-commit-evolving' || x.name === 'schema-commit')) {
-        for (const t of ['direct', 'iceguard'] as const) {
+      // One connection, no queueing: the latency a client sees and each request's CPU when the
+      // event loop has nothing else to do; a pause on iceguard's loop shows in p99 here.
+      const one = { ...o, seconds: o.oneConnectionSeconds }
+      for (const w of workloads.filter(x => ONE_CONNECTION.includes(x.name))) {
+        for (const t of w.targets(o.targets).filter(x => x === 'direct' || x === 'nginx' || x === 'baseline' || x === 'iceguard')) {
           const r = running.get(t)
           if (r === undefined) continue
-          const c = await measure(quick, w, r, stub, 1)
+          const c = await measure(one, w, r, stub, 1)
           report.latency.push(c)
           log(cellLine(c))
         }

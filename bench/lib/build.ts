@@ -31,16 +31,21 @@ function walk (dir: string, out: string[]): string[] {
   return out
 }
 
-/** Compiles everything into BUILD_DIR; returns the number of files written. */
-export function buildForBench (): number {
-  rmSync(BUILD_DIR, { recursive: true, force: true })
-  mkdirSync(BUILD_DIR, { recursive: true })
-  writeFileSync(path.join(BUILD_DIR, '.gitignore'), '*\n')
+/**
+ * Compiles everything into BUILD_DIR; returns the number of files written. With `project`, another
+ * checkout's src/ and routes/ go into its own `.bench-build/` (a build B run next to this one).
+ */
+export function buildForBench (project = PROJECT_DIR): number {
+  const buildDir = project === PROJECT_DIR ? BUILD_DIR : path.join(project, '.bench-build')
+  const roots = project === PROJECT_DIR ? ROOTS : ['src', 'routes']
+  rmSync(buildDir, { recursive: true, force: true })
+  mkdirSync(buildDir, { recursive: true })
+  writeFileSync(path.join(buildDir, '.gitignore'), '*\n')
   let n = 0
-  for (const root of ROOTS) {
-    for (const file of walk(path.join(PROJECT_DIR, root), [])) {
-      const rel = path.relative(PROJECT_DIR, file)
-      const target = path.join(BUILD_DIR, rel)
+  for (const root of roots) {
+    for (const file of walk(path.join(project, root), [])) {
+      const rel = path.relative(project, file)
+      const target = path.join(buildDir, rel)
       mkdirSync(path.dirname(target), { recursive: true })
       if (file.endsWith('.ts') && !file.endsWith('.d.ts')) {
         const out = ts.transpileModule(readFileSync(file, 'utf8'), {

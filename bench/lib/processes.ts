@@ -44,7 +44,7 @@ export function pinned (argv: string[], cpus: string | null): string[] {
  * build.ts) under plain Node, with the usage probe loaded.
  */
 export function nodeServer (file: string, args: string[] = [], nodeFlags: string[] = []): string[] {
-  const js = (rel: string): string => path.join(BUILD_DIR, rel.replace(/\.ts$/, '.js'))
+  const js = (rel: string): string => path.isAbsolute(rel) ? rel : path.join(BUILD_DIR, rel.replace(/\.ts$/, '.js'))
   return [process.execPath, ...nodeFlags, '--import', pathToFileURL(js('bench/lib/usage-probe.ts')).href, js(file), ...args]
 }
 

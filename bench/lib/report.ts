@@ -99,6 +99,19 @@ export function judge (r: Omit<RunReport, 'judgements'>): Judgement[] {
     ratio(cell(r.latency, 'schema-commit', 'iceguard')?.p50Ms, cell(r.latency, 'data-commit', 'iceguard')?.p50Ms))
   reference(`schema commit: p50 latency vs fast-path commit, ${r.settings.connections} connections`,
     ratio(schema?.p50Ms, cell(r.cells, 'data-commit', 'iceguard')?.p50Ms))
+  // One connection: nothing on iceguard's event loop may hold a request up (the tail), the gate's
+  // work stays small, and plain forwarding costs little more than nginx's.
+  for (const w of ['load-small', 'data-commit', 'schema-commit-small', 'schema-commit'] as const) {
+    const ig = cell(r.latency, w, 'iceguard')
+    const direct = cell(r.latency, w, 'direct')
+    add(`${w}, 1 connection: p99 above the stub's direct p99`, isNum(ig?.p99Ms) && isNum(direct?.p99Ms) ? ig.p99Ms - direct.p99Ms : null, 2, 'max', ' ms')
+  }
+  add('schema-commit-small (50 columns, one schema), 1 connection: iceguard CPU per commit', cell(r.latency, 'schema-commit-small', 'iceguard')?.proxyCpuUs ?? null, 500, 'max', ' µs')
+  // The 20-schema table answers ~80 KB to the commit and to the load: relaying that is most of the difference.
+  reference('schema-commit (50 columns, 20 schemas), 1 connection: iceguard CPU per commit', cell(r.latency, 'schema-commit', 'iceguard')?.proxyCpuUs ?? null, ' µs')
+  for (const w of ['data-commit', 'load-small'] as const) {
+    add(`${w}, 1 connection: CPU/request vs nginx`, ratio(cell(r.latency, w, 'iceguard')?.proxyCpuUs, cell(r.latency, w, 'nginx')?.proxyCpuUs), 1.5, 'max')
+  }
   if (r.gateParts?.ok === true) {
     // bench/gate-parts.ts prints "<what>  <µs>" rows; a row not found leaves the target unjudged.
     const us = (label: string): number | null => {
@@ -183,15 +196,18 @@ export function markdown (r: RunReport): string {
     for (const [w, u] of counted) L.push(`| ${w} | ${f2(u.total)} | ${f2(u.loadTable)} | ${f2(u.loadTableRefs)} | ${f2(u.notModified)} | ${f2(u.commit)} |`)
   }
   if (r.latency.length > 0) {
-    L.push('', 'Commit latency with 1 connection (no queueing), p50 / p99 ms:', '')
-    L.push('| workload | ' + [...new Set(r.latency.map(c => c.target))].join(' | ') + ' |')
-    L.push('|---|' + [...new Set(r.latency.map(c => c.target))].map(() => '--:').join('|') + '|')
+    const targets = [...new Set(r.latency.map(c => c.target))]
+    L.push('', 'One connection (no queueing): p50 / p99 ms, and the proxy\'s CPU µs per request:', '')
+    const vsBaseline = targets.includes('baseline')
+    L.push(`| workload | ${targets.map(t => `${t} p50 / p99`).join(' | ')} | ${targets.filter(t => t !== 'direct').map(t => `${t} CPU µs/req`).join(' | ')} | iceguard/nginx CPU |${vsBaseline ? ' iceguard/baseline CPU |' : ''} other CPU % |`)
+    L.push(`|---|${targets.map(() => '--:').join('|')}|${targets.filter(t => t !== 'direct').map(() => '--:').join('|')}|--:|${vsBaseline ? '--:|' : ''}--:|`)
     for (const w of [...new Set(r.latency.map(c => c.workload))]) {
-      const row = [...new Set(r.latency.map(c => c.target))].map(t => {
-        const c = cell(r.latency, w, t)
-        return c === undefined ? '–' : `${f2(c.p50Ms)} / ${f2(c.p99Ms)}`
-      })
-      L.push(`| ${w} | ${row.join(' | ')} |`)
+      const at = (t: Target): Cell | undefined => cell(r.latency, w, t)
+      const lat = targets.map(t => { const c = at(t); return c === undefined ? '–' : `${f2(c.p50Ms)} / ${f2(c.p99Ms)}` })
+      const cpu = targets.filter(t => t !== 'direct').map(t => f1(at(t)?.proxyCpuUs))
+      const other = Math.max(...r.latency.filter(c => c.workload === w).map(c => c.otherCpuPct ?? 0))
+      const base = vsBaseline ? ` ${f2(ratio(at('iceguard')?.proxyCpuUs, at('baseline')?.proxyCpuUs))} |` : ''
+      L.push(`| ${w} | ${lat.join(' | ')} | ${cpu.join(' | ')} | ${f2(ratio(at('iceguard')?.proxyCpuUs, at('nginx')?.proxyCpuUs))} |${base} ${f0(other)} |`)
     }
   }
   if (r.memory !== null) {

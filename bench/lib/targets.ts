@@ -25,13 +25,18 @@ export async function startStub (o: Options, dir: string): Promise<Running & { s
 }
 
 /** The command that starts iceguard: the project's server under tsx, unless overridden. */
-function iceguardArgv (o: Options, upstream: string, port: number): { argv: string[], probe: boolean } {
-  if (o.iceguardCmd !== null) {
+function iceguardArgv (o: Options, upstream: string, port: number, dir: string, baseline: boolean): { argv: string[], probe: boolean } {
+  if (o.iceguardCmd !== null && !baseline) {
     const cmd = o.iceguardCmd.replaceAll('{UPSTREAM}', upstream).replaceAll('{PORT}', String(port))
     return { argv: ['bash', '-c', `exec ${cmd}`], probe: false }
   }
-  const args = ['--upstream', upstream, '--port', String(port), '--host', '127.0.0.1', '--log-level', o.logLevel]
-  return { argv: nodeServer('src/main/server.ts', args), probe: true }
+  // The decision log in a fresh state folder of the run: the default SQLite file, never one an
+  // earlier run (or another build) filled.
+  const args = ['--upstream', upstream, '--port', String(port), '--host', '127.0.0.1', '--log-level', o.logLevel,
+    '--state-dir', path.join(dir, baseline ? 'baseline-state' : 'iceguard-state')]
+  const project = baseline ? o.baselineDir : o.iceguardDir
+  const server = project === null ? 'src/main/server.ts' : path.join(project, '.bench-build', 'src', 'main', 'server.js')
+  return { argv: nodeServer(server, args), probe: true }
 }
 
 export async function startTarget (t: Target, o: Options, dir: string, stubUrl: string): Promise<Running> {
@@ -52,8 +57,8 @@ export async function startTarget (t: Target, o: Options, dir: string, stubUrl: 
     return { target: t, url: `http://127.0.0.1:${String(ready.port)}`, server }
   }
   const port = await freePort()
-  const { argv, probe } = iceguardArgv(o, stubUrl, port)
-  const server = start('iceguard', pinned(argv, cpus), { probe, logDir: dir, env: { NODE_ENV: 'production' } })
+  const { argv, probe } = iceguardArgv(o, stubUrl, port, dir, t === 'baseline')
+  const server = start(t, pinned(argv, cpus), { probe, logDir: dir, env: { NODE_ENV: 'production' } })
   await waitForPort(server, port, 60_000)
   return { target: t, url: `http://127.0.0.1:${port}`, server }
 }

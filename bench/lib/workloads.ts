@@ -38,7 +38,8 @@ export function buildWorkloads (dir: string, picked: WorkloadName[]): Workload[]
   }
   const ok = (): number => 200
   const every = (all: Target[]): Target[] => all
-  const gated = (all: Target[]): Target[] => all.filter(t => t === 'direct' || t === 'nginx' || t === 'iceguard')
+  const iceguards = (t: Target): boolean => t === 'iceguard' || t === 'baseline'
+  const gated = (all: Target[]): Target[] => all.filter(t => t === 'direct' || t === 'nginx' || iceguards(t))
   const all: Workload[] = [
     { name: 'load-small', what: 'loadTable, 50 columns (~8 KB)', method: 'GET', path: `${TABLES}/small`, expect: ok, targets: every },
     { name: 'load-small-warm', what: 'loadTable, 50 columns (~8 KB), on connections that began with GET /v1/config', method: 'GET', path: `${TABLES}/small`, opener: '/v1/config', expect: ok, targets: every },
@@ -72,7 +73,7 @@ export function buildWorkloads (dir: string, picked: WorkloadName[]): Workload[]
       ...body('data-commit-evolving', dataCommit(EVOLVING, 5 * 1024)),
       expect: ok,
       latencyOnly: true,
-      targets: all => all.filter(t => t === 'direct' || t === 'iceguard')
+      targets: all => all.filter(t => t === 'direct' || iceguards(t))
     },
     {
       name: 'schema-commit',
@@ -84,14 +85,26 @@ export function buildWorkloads (dir: string, picked: WorkloadName[]): Workload[]
       targets: gated
     },
     {
+      // The plain case: the small table has one schema, so its base and the commit's answer are
+      // ~9 KB; measured at one connection for the gate's CPU per commit.
+      name: 'schema-commit-small',
+      what: 'commit add-schema + set-current-schema on the 50-column table with one schema (full gate)',
+      method: 'POST',
+      path: `${TABLES}/small`,
+      ...body('schema-commit-small', schemaCommit(SMALL, 'add-optional-column')),
+      expect: ok,
+      latencyOnly: true,
+      targets: gated
+    },
+    {
       name: 'refused-commit',
       what: 'commit changing a long column to int (refused with 400)',
       method: 'POST',
       path: `${TABLES}/evolving`,
       ...body('refused-commit', schemaCommit(EVOLVING, 'long-to-int')),
       // Only iceguard refuses it; the stub and plain proxies would let it through.
-      expect: t => (t === 'iceguard' ? 400 : 200),
-      targets: all => all.filter(t => t === 'iceguard')
+      expect: t => (iceguards(t) ? 400 : 200),
+      targets: all => all.filter(iceguards)
     }
   ]
   return all.filter(w => picked.includes(w.name))
