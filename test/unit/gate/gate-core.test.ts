@@ -227,11 +227,14 @@ t.test('gateCommit with fake dependencies', async t => {
     t.match(h.audit.records[0], { verdict: 'deny', rules: ['TYPE_PROMOTION_VALID'], forwarded: false, status: 400 })
   })
 
-  await t.test('a stale requirement is a 409 naming it', async t => {
+  await t.test('a stale requirement is a 409 in Iceberg\'s words, its stack naming it', async t => {
     const h = harness()
     const out = await h.run(schemaCommit(widened, [{ type: 'assert-current-schema-id', 'current-schema-id': 5 }]))
     t.equal(out.type === 'answer' && out.answer.statusCode, 409)
-    if (out.type === 'answer') t.match(out.answer.body.error.message, 'assert-current-schema-id')
+    if (out.type === 'answer') {
+      t.equal(out.answer.body.error.message, 'Requirement failed: current schema changed: expected id 5 != 0')
+      t.match(out.answer.body.error.stack, [/assert-current-schema-id: Requirement failed: current schema changed/])
+    }
     t.equal(h.calls.forwards.length, 0)
   })
 
