@@ -187,6 +187,8 @@ onEveryTransport(t, t => {
     t.equal(replaceEmpty.status, 200, `replacing a table without rows by required columns is forwarded: ${replaceEmpty.text}`)
     t.equal(log.audits().at(-1)!.flows?.toString(), 'replace', 'recognised as a replace without remove-snapshot-ref')
     t.equal(posts(catalog).length, 1)
+    t.ok(posts(catalog)[0]!.body.toString().includes('{"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":null}'),
+      'pinned to a table still without rows: an append in between turns the replace into a 409')
     // A second replace whose replacement equals the first schema: Java sends set-current-schema
     // alone. Its required fields (id, kind) come back with their schema, not as reused ids.
     const restore = await postJson(`${proxy.url}/v1/namespaces/db/tables/rep_empty`, {

@@ -2,7 +2,7 @@ import { ruleLinkBase } from '../../../src/gate/rule-link-base.js'
 import t from 'tap'
 import { stringify } from 'lossless-json'
 import { parseCommitBody } from '../../../src/json/parse-commit-body.js'
-import { missingRequirements, type MissingRequirement } from '../../../src/gate/inject-requirements.js'
+import { describeRequirement, missingRequirements, type MissingRequirement } from '../../../src/gate/inject-requirements.js'
 import { spliceRequirements } from '../../../src/json/splice-requirements.js'
 import { findingLine } from '../../../src/engine/decide.js'
 import { rejection, warningsHeader } from '../../../src/gate/gate-answers.js'
@@ -84,10 +84,17 @@ t.test('missingRequirements and spliced requirements', async t => {
   t.same(missingRequirements({}, base, { ...evaluation, schemaTouched: false }), [], 'never for a commit that keeps the schema')
   t.same(missingRequirements({ updates: [{ action: 'add-spec', spec: { fields: [] } }] }, base, evaluation), [],
     'a partition-spec change alone has requirements of its own')
-  const replace = missingRequirements({ requirements: [{ type: 'assert-last-assigned-field-id', 'last-assigned-field-id': 3 }], updates: [{ action: 'add-schema' }] }, base,
+  const replace = missingRequirements({ requirements: [{ type: 'assert-last-assigned-field-id', 'last-assigned-field-id': 3 }], updates: [{ action: 'remove-snapshot-ref', 'ref-name': 'main' }, { action: 'add-schema' }] }, base,
     { ...evaluation, flow: 'replace' })
   t.same(replace.map(m => [m.type, m.requiredOfClient]), [['assert-current-schema-id', false]],
     'a replace gets the current schema pinned, but a client is not required to send it')
+  const noRows = missingRequirements({ requirements: [{ type: 'assert-last-assigned-field-id', 'last-assigned-field-id': 3 }], updates: [{ action: 'add-schema' }] }, { ...base, refs: {} },
+    { ...evaluation, flow: 'replace' })
+  t.same(noRows.map(m => [m.type, m.requiredOfClient]), [['assert-current-schema-id', false], ['assert-ref-snapshot-id', false]],
+    'a replace of a table without main is pinned to main\'s absence too')
+  t.equal(spliceRequirements(Buffer.from('{"requirements":[],"updates":[]}'), [{ at: [], requirements: noRows.slice(1) }]).toString(),
+    '{"requirements":[{"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":null}],"updates":[]}')
+  t.equal(describeRequirement(noRows[1]!), '{"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":null}')
 })
 
 t.test('answers', async t => {
