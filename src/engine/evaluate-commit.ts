@@ -56,9 +56,14 @@ function hasRequirement (requirements: readonly unknown[], type: string): boolea
 }
 
 /**
- * How the commit relates to the table. A replace is Java's CREATE OR REPLACE: add-schema with
- * remove-snapshot-ref main and no assert-current-schema-id. A revert switches to an
- * existing older schema (pyiceberg and Java send exactly that when an evolution equals an old schema).
+ * How the commit relates to the table. A replace is Java's CREATE OR REPLACE
+ * (`TableMetadata.buildReplacement`, requirements of `UpdateRequirements.forReplaceTable`): a new
+ * current schema (add-schema, or set-current-schema alone when the replacement equals a schema the
+ * table had) without assert-current-schema-id, and the rows of the main branch go with it:
+ * `remove-snapshot-ref main`. Java sends that only when main exists; replacing a table that has no
+ * snapshot at all, it pins the table by assert-table-uuid alone, and no row exists to keep. A revert
+ * switches to an existing older schema (pyiceberg and Java send exactly that when an evolution
+ * equals an old schema).
  */
 function detectFlow (base: TableMetadata | undefined, requirements: readonly unknown[], updates: readonly unknown[], applied: ApplyResult, target: 'table' | 'view'): CommitFlow {
   if (target === 'view') return 'view'
@@ -66,7 +71,9 @@ function detectFlow (base: TableMetadata | undefined, requirements: readonly unk
   if (base === undefined) return 'create'
   const actions = updates.filter(isObject).map(u => String(own(u, 'action')).toLowerCase())
   const removesMain = updates.some(u => isObject(u) && String(own(u, 'action')).toLowerCase() === 'remove-snapshot-ref' && own(u, 'ref-name') === 'main')
-  if (actions.includes('add-schema') && removesMain && !hasRequirement(requirements, 'assert-current-schema-id')) return 'replace'
+  const newCurrentSchema = actions.includes('add-schema') || actions.includes('set-current-schema')
+  const noRowsKept = removesMain || (Object.keys(base.refs).length === 0 && hasRequirement(requirements, 'assert-table-uuid'))
+  if (newCurrentSchema && noRowsKept && !hasRequirement(requirements, 'assert-current-schema-id')) return 'replace'
   const id = applied.proposed.currentSchemaId
   if (id !== base.currentSchemaId && base.schemas.some(s => s.schemaId === id)) return 'revert'
   return 'update'

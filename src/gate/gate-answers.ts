@@ -55,10 +55,20 @@ export function rejection (
   return answer(opts.stagedCreate === true ? ERRORS.BAD_REQUEST : ERRORS.VALIDATION, message, lines)
 }
 
-/** A requirement that does not hold against the table as it is now. */
-export function conflict (table: string, messages: readonly string[]): GateAnswer {
-  const text = messages.length > 0 ? messages.join('; ') : 'a requirement failed'
-  return answer(ERRORS.COMMIT_CONFLICT, `Cannot commit to ${table}: ${text}`, messages)
+/** A requirement of `table`'s change that does not hold against the table as it is now. */
+export interface FailedRequirement { readonly table: string, readonly type: string, readonly message: string }
+
+/**
+ * Requirements that do not hold against the tables as they are now, answered in the catalog's own
+ * words: the message is the first failure's text as Iceberg's catalogs raise it
+ * (`UpdateRequirement.validate` stops at the first: "Requirement failed: current schema changed:
+ * expected id 1 != 2"), so a client reads the same 409 whether iceguard or the catalog saw the
+ * stale base (Iceberg's own catalog tests compare it); `stack` names every failure, its table and
+ * requirement type.
+ */
+export function conflict (failed: readonly FailedRequirement[]): GateAnswer {
+  const message = failed[0]?.message ?? 'Requirement failed'
+  return answer(ERRORS.COMMIT_CONFLICT, message, failed.map(f => `${f.table}: ${f.type}: ${f.message}`))
 }
 
 /** The upstream could not be consulted, or reached, and nothing was forwarded: a definite failure, safe to retry. */

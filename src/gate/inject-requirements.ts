@@ -17,6 +17,9 @@
  *   adds `assert-current-schema-id` too: a concurrent change then turns into a 409, which Java's
  *   replace transaction answers by refreshing and re-running the replace. In `require` mode a
  *   replace is only asked for the requirement Java sends, or every Java CREATE OR REPLACE would fail.
+ *   A replace of a table with no snapshot (recognised without `remove-snapshot-ref main`, since no
+ *   row is kept) also gets `assert-ref-snapshot-id` main null: rows appended meanwhile would
+ *   otherwise meet the replacement's required columns without values.
  * - create, staged-create, view: never. There is no base (`assert-create` must stay the only
  *   requirement of a staged create: the reference server refuses any other).
  *
@@ -29,13 +32,18 @@ import { isObject } from '../iceberg/json-values.js'
 
 const ASSERT_CURRENT_SCHEMA_ID = 'assert-current-schema-id'
 const ASSERT_LAST_ASSIGNED_FIELD_ID = 'assert-last-assigned-field-id'
+const ASSERT_REF_SNAPSHOT_ID = 'assert-ref-snapshot-id'
+const MAIN = 'main'
 
 /** A requirement the commit lacks, with the value the gate validated. */
 export interface MissingRequirement {
-  readonly type: typeof ASSERT_CURRENT_SCHEMA_ID | typeof ASSERT_LAST_ASSIGNED_FIELD_ID
-  readonly field: 'current-schema-id' | 'last-assigned-field-id'
-  readonly value: number
-  /** False when the client may legitimately leave it out (a replace's current-schema assertion). */
+  readonly type: typeof ASSERT_CURRENT_SCHEMA_ID | typeof ASSERT_LAST_ASSIGNED_FIELD_ID | typeof ASSERT_REF_SNAPSHOT_ID
+  readonly field: 'current-schema-id' | 'last-assigned-field-id' | 'snapshot-id'
+  /** null: the ref must not exist (`assert-ref-snapshot-id`). */
+  readonly value: number | null
+  /** The branch an `assert-ref-snapshot-id` names. */
+  readonly ref?: string
+  /** False when the client may legitimately leave it out (what Java's replace does not send). */
   readonly requiredOfClient: boolean
 }
 
@@ -74,12 +82,21 @@ export function missingRequirements (
       requiredOfClient: true
     })
   }
+  if (flow === 'replace' && !Object.hasOwn(base.refs, MAIN) && !removesMain(request) && !present.has(ASSERT_REF_SNAPSHOT_ID)) {
+    missing.push({ type: ASSERT_REF_SNAPSHOT_ID, field: 'snapshot-id', value: null, ref: MAIN, requiredOfClient: false })
+  }
   return missing
 }
 
 /** One requirement spelled as a client would send it, for messages. */
 export function describeRequirement (m: MissingRequirement): string {
-  return `{"type":"${m.type}","${m.field}":${m.value}}`
+  return `{"type":"${m.type}",${m.ref === undefined ? '' : `"ref":${JSON.stringify(m.ref)},`}"${m.field}":${String(m.value)}}`
+}
+
+function removesMain (request: unknown): boolean {
+  if (!isObject(request) || !Array.isArray(request.updates)) return false
+  return request.updates.some(u => isObject(u) && typeof u.action === 'string' &&
+    u.action.toLowerCase() === 'remove-snapshot-ref' && u['ref-name'] === MAIN)
 }
 
 function addsFields (base: TableMetadata, evaluation: EvaluatedChange): boolean {

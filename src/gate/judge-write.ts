@@ -239,9 +239,8 @@ export function decideWrite (write: Write, judged: readonly JudgedChange[], conf
   }
   const conflicted = judged.filter(j => j.evaluation.verdict === 'conflict')
   if (conflicted.length > 0) {
-    const names = conflicted.map(j => tableName(j.table)).join(', ')
-    const messages = conflicted.flatMap(j => j.evaluation.conflicts.map(c => `${c.type}: ${c.message}`))
-    return { ...base, verdict: 'conflict', refusal: conflict(names, messages) }
+    const failed = conflicted.flatMap(j => j.evaluation.conflicts.map(c => ({ table: tableName(j.table), type: c.type, message: c.message })))
+    return { ...base, verdict: 'conflict', refusal: conflict(failed) }
   }
 
   // Requirements the validated values must pin (race safety).

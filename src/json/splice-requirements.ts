@@ -20,11 +20,12 @@ import {
 /** Where a request object sits in the body: `[]` for the top level, `['table-changes', 2]` in a transaction. */
 export type JsonPath = ReadonlyArray<string | number>
 
-/** A requirement to write into a request: its `type`, the member that carries its value, the value. */
+/** A requirement to write into a request: its `type`, the ref it names if any, the member that carries its value, the value. */
 export interface SplicedRequirement {
   readonly type: string
+  readonly ref?: string
   readonly field: string
-  readonly value: number
+  readonly value: number | null
 }
 
 export interface RequirementEdit {
@@ -73,7 +74,8 @@ export function spliceRequirements (raw: Buffer, edits: readonly RequirementEdit
 
 /** A requirement as Java writes it: `{"type":…,"<field>":<value>}`. The values are small integers. */
 export function requirementJson (m: SplicedRequirement): string {
-  return `{"type":${JSON.stringify(m.type)},${JSON.stringify(m.field)}:${JSON.stringify(m.value)}}`
+  const ref = m.ref === undefined ? '' : `"ref":${JSON.stringify(m.ref)},`
+  return `{"type":${JSON.stringify(m.type)},${ref}${JSON.stringify(m.field)}:${JSON.stringify(m.value)}}`
 }
 
 interface Member { readonly valueStart: number, readonly valueEnd: number }

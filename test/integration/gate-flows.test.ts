@@ -197,6 +197,73 @@ onEveryTransport(t, t => {
     t.ok(posts(catalog)[0]!.body.toString().includes(`{"type":"assert-current-schema-id","current-schema-id":${meta['current-schema-id']}}`),
       'the validated current schema is pinned on a replace too')
     t.equal(fieldByPath(cloneSchema(await loadMeta(proxy.url, 'db', 'rep')), 'qty').type, 'string')
+
+    // CREATE OR REPLACE of a table with no snapshot: Java sends no remove-snapshot-ref (there is no
+    // main), and the replacement may bring required columns, since no row exists to lack them.
+    await createFixtureTable(ice, 'rep_empty', 2)
+    const empty = await loadMeta(proxy.url, 'db', 'rep_empty')
+    const last = empty['last-column-id']
+    const fresh = { type: 'struct', 'schema-id': 1, fields: [{ id: last + 1, name: 'key', required: true, type: 'int' }, { id: last + 2, name: 'data', required: true, type: 'string' }] }
+    catalog.clearRequests()
+    const replaceEmpty = await postJson(`${proxy.url}/v1/namespaces/db/tables/rep_empty`, {
+      requirements: [{ type: 'assert-table-uuid', uuid: empty['table-uuid'] }, { type: 'assert-last-assigned-field-id', 'last-assigned-field-id': last }],
+      updates: [
+        { action: 'add-schema', schema: fresh, 'last-column-id': last + 2 },
+        { action: 'set-current-schema', 'schema-id': -1 },
+        { action: 'add-spec', spec: { 'spec-id': 1, fields: [] } },
+        { action: 'set-default-spec', 'spec-id': -1 },
+        { action: 'add-sort-order', 'sort-order': { 'order-id': 0, fields: [] } },
+        { action: 'set-default-sort-order', 'sort-order-id': -1 }
+      ]
+    })
+    t.equal(replaceEmpty.status, 200, `replacing a table without rows by required columns is forwarded: ${replaceEmpty.text}`)
+    t.equal(log.audits().at(-1)!.flows?.toString(), 'replace', 'recognised as a replace without remove-snapshot-ref')
+    t.equal(posts(catalog).length, 1)
+    t.ok(posts(catalog)[0]!.body.toString().includes('{"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":null}'),
+      'pinned to a table still without rows: an append in between turns the replace into a 409')
+    // A second replace whose replacement equals the first schema: Java sends set-current-schema
+    // alone. Its required fields (id, kind) come back with their schema, not as reused ids.
+    const restore = await postJson(`${proxy.url}/v1/namespaces/db/tables/rep_empty`, {
+      requirements: [{ type: 'assert-table-uuid', uuid: empty['table-uuid'] }],
+      updates: [{ action: 'set-current-schema', 'schema-id': 0 }, { action: 'set-properties', updates: { replaced: 'again' } }]
+    })
+    t.equal(restore.status, 200, `a replace back to an earlier schema is forwarded: ${restore.text}`)
+    t.equal(log.audits().at(-1)!.flows?.toString(), 'replace')
+    t.equal((await loadMeta(proxy.url, 'db', 'rep_empty'))['current-schema-id'], 0, 'the catalog holds the earlier schema again')
+    // With rows on main and no remove-snapshot-ref, the same switch is a revert, judged as one.
+    const withRows = await postJson(`${proxy.url}/v1/namespaces/db/tables/rep_empty`, {
+      requirements: [],
+      updates: [
+        { action: 'add-snapshot', snapshot: { 'snapshot-id': 1, 'sequence-number': 1, 'timestamp-ms': 1, 'manifest-list': 'file:///tmp/m.avro', summary: { operation: 'append' }, 'schema-id': 0 } },
+        { action: 'set-snapshot-ref', 'ref-name': 'main', 'snapshot-id': 1, type: 'branch' }
+      ]
+    })
+    t.equal(withRows.status, 200, withRows.text)
+    const revert = await postJson(`${proxy.url}/v1/namespaces/db/tables/rep_empty`, {
+      requirements: [{ type: 'assert-table-uuid', uuid: empty['table-uuid'] }],
+      updates: [{ action: 'set-current-schema', 'schema-id': 1 }]
+    })
+    t.equal(revert.status, 400, 'bringing back required columns over rows that lack them is refused')
+    t.match((revert.json as { error: { message: string } }).error.message, 'FIELD_ID_NOT_REUSED')
+  })
+
+  t.test('a stale requirement is answered in the catalog\'s own words', async t => {
+    const { catalog, proxy, ice } = await setup(t)
+    await ice.createNamespace({ namespace: ['db'] })
+    await createFixtureTable(ice, 'stale', 2)
+    const meta = await loadMeta(proxy.url, 'db', 'stale')
+    const commit = clientShapes.java(meta, addColumn(meta, 'c'), 'db', 'stale') as { requirements: Array<Record<string, unknown>> }
+    for (const r of commit.requirements) if (r.type === 'assert-current-schema-id') r['current-schema-id'] = 7
+    catalog.clearRequests()
+    const gated = await postJson(`${proxy.url}/v1/namespaces/db/tables/stale`, commit)
+    t.equal(posts(catalog).length, 0, 'the gate saw the stale base and forwarded nothing')
+    const direct = await postJson(`${catalog.url}/v1/namespaces/db/tables/stale`, commit)
+    const error = (gated.json as { error: { message: string, type: string, code: number, stack: string[] } }).error
+    t.equal(gated.status, 409)
+    t.equal(error.type, 'CommitFailedException')
+    t.equal(error.message, 'Requirement failed: current schema changed: expected id 7 != 0', 'Iceberg\'s text, nothing around it')
+    t.equal(error.message, (direct.json as { error: { message: string } }).error.message, 'the catalog\'s own answer to the same commit')
+    t.same(error.stack, ['db.stale: assert-current-schema-id: Requirement failed: current schema changed: expected id 7 != 0'], 'the stack names the table and the requirement')
   })
 
   t.test('register: allowed per policy scope, history checked and reported', async t => {
@@ -277,6 +344,27 @@ onEveryTransport(t, t => {
     const view = await loaded.body.json() as { metadata: { 'current-version-id': number, versions: Array<{ 'version-id': number, 'schema-id': number }> } }
     t.equal(view.metadata['current-version-id'], 2, 'the new version landed in the catalog')
     t.equal(view.metadata.versions.find(v => v['version-id'] === 2)?.['schema-id'], 2)
+
+    // ALTER VIEW with the same columns: the new version names a schema the view already has and
+    // the commit adds none; the gate has no view to look it up in, the catalog has.
+    catalog.clearRequests()
+    const sameColumns = await postJson(`${proxy.url}/v1/namespaces/db/views/v`, {
+      requirements: [{ type: 'assert-view-uuid', uuid }],
+      updates: [
+        { action: 'add-view-version', 'view-version': { 'version-id': 3, 'schema-id': 2, 'timestamp-ms': 3, summary: {}, representations: [{ type: 'sql', sql: 'select 3', dialect: 'spark' }], 'default-namespace': ['db'] } },
+        { action: 'set-current-view-version', 'view-version-id': -1 }
+      ]
+    })
+    t.equal(sameColumns.status, 200, sameColumns.text)
+    t.equal(posts(catalog).length, 1, 'forwarded')
+    const unknown = await postJson(`${proxy.url}/v1/namespaces/db/views/v`, {
+      requirements: [{ type: 'assert-view-uuid', uuid }],
+      updates: [
+        { action: 'add-view-version', 'view-version': { 'version-id': 4, 'schema-id': -1, 'timestamp-ms': 4, summary: {}, representations: [{ type: 'sql', sql: 'select 4', dialect: 'spark' }], 'default-namespace': ['db'] } }
+      ]
+    })
+    t.equal(unknown.status, 400, 'a version naming "the schema added last" when the commit adds none is still refused')
+    t.match((unknown.json as { error: { message: string } }).error.message, 'CURRENT_SCHEMA_KNOWN')
   })
 
   t.test('upstream answers: 404/401/403 relayed, unreachable is 503, a lost answer is 502', async t => {

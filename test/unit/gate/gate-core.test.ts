@@ -2,7 +2,7 @@ import { ruleLinkBase } from '../../../src/gate/rule-link-base.js'
 import t from 'tap'
 import { stringify } from 'lossless-json'
 import { parseCommitBody } from '../../../src/json/parse-commit-body.js'
-import { missingRequirements, type MissingRequirement } from '../../../src/gate/inject-requirements.js'
+import { describeRequirement, missingRequirements, type MissingRequirement } from '../../../src/gate/inject-requirements.js'
 import { spliceRequirements } from '../../../src/json/splice-requirements.js'
 import { findingLine } from '../../../src/engine/decide.js'
 import { rejection, warningsHeader } from '../../../src/gate/gate-answers.js'
@@ -84,10 +84,17 @@ t.test('missingRequirements and spliced requirements', async t => {
   t.same(missingRequirements({}, base, { ...evaluation, schemaTouched: false }), [], 'never for a commit that keeps the schema')
   t.same(missingRequirements({ updates: [{ action: 'add-spec', spec: { fields: [] } }] }, base, evaluation), [],
     'a partition-spec change alone has requirements of its own')
-  const replace = missingRequirements({ requirements: [{ type: 'assert-last-assigned-field-id', 'last-assigned-field-id': 3 }], updates: [{ action: 'add-schema' }] }, base,
+  const replace = missingRequirements({ requirements: [{ type: 'assert-last-assigned-field-id', 'last-assigned-field-id': 3 }], updates: [{ action: 'remove-snapshot-ref', 'ref-name': 'main' }, { action: 'add-schema' }] }, base,
     { ...evaluation, flow: 'replace' })
   t.same(replace.map(m => [m.type, m.requiredOfClient]), [['assert-current-schema-id', false]],
     'a replace gets the current schema pinned, but a client is not required to send it')
+  const noRows = missingRequirements({ requirements: [{ type: 'assert-last-assigned-field-id', 'last-assigned-field-id': 3 }], updates: [{ action: 'add-schema' }] }, { ...base, refs: {} },
+    { ...evaluation, flow: 'replace' })
+  t.same(noRows.map(m => [m.type, m.requiredOfClient]), [['assert-current-schema-id', false], ['assert-ref-snapshot-id', false]],
+    'a replace of a table without main is pinned to main\'s absence too')
+  t.equal(spliceRequirements(Buffer.from('{"requirements":[],"updates":[]}'), [{ at: [], requirements: noRows.slice(1) }]).toString(),
+    '{"requirements":[{"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":null}],"updates":[]}')
+  t.equal(describeRequirement(noRows[1]!), '{"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":null}')
 })
 
 t.test('answers', async t => {
@@ -227,11 +234,14 @@ t.test('gateCommit with fake dependencies', async t => {
     t.match(h.audit.records[0], { verdict: 'deny', rules: ['TYPE_PROMOTION_VALID'], forwarded: false, status: 400 })
   })
 
-  await t.test('a stale requirement is a 409 naming it', async t => {
+  await t.test('a stale requirement is a 409 in Iceberg\'s words, its stack naming it', async t => {
     const h = harness()
     const out = await h.run(schemaCommit(widened, [{ type: 'assert-current-schema-id', 'current-schema-id': 5 }]))
     t.equal(out.type === 'answer' && out.answer.statusCode, 409)
-    if (out.type === 'answer') t.match(out.answer.body.error.message, 'assert-current-schema-id')
+    if (out.type === 'answer') {
+      t.equal(out.answer.body.error.message, 'Requirement failed: current schema changed: expected id 5 != 0')
+      t.match(out.answer.body.error.stack, [/assert-current-schema-id: Requirement failed: current schema changed/])
+    }
     t.equal(h.calls.forwards.length, 0)
   })
 

@@ -11,7 +11,9 @@ import { checkedSchemas, EXISTING_TABLE_FLOWS, schemaLabel, subject } from './he
  * Reverts (set-current-schema to an older schema) resurrect the ids of that schema on purpose.
  * Spec "Schema Evolution": "Field deletion cannot be rolled back unless the field was nullable".
  * So a revert may bring back an optional field, never a required one: rows written while it was
- * gone have no value for it.
+ * gone have no value for it. A replace that makes an older schema current again (Java sends
+ * set-current-schema alone when the replacement equals it) brings back that schema's own fields,
+ * and drops the main branch's rows with it: no row lacks them.
  */
 export const fieldIdNotReused: Rule = {
   id: 'FIELD_ID_NOT_REUSED',
@@ -27,6 +29,7 @@ export const fieldIdNotReused: Rule = {
     for (const schema of checkedSchemas(ctx)) {
       const index = indexSchema(schema)
       const isRevertTarget = ctx.flow === 'revert' && schema === ctx.proposedSchema
+      if (ctx.flow === 'replace' && schema === ctx.proposedSchema && schema.schemaId !== undefined && ctx.base.schemas.some(s => s.schemaId === schema.schemaId)) continue
       for (let pos = 0; pos < index.size; pos++) {
         // Only ids the current schema lacks can be reused ones; ids it still has are never looked up.
         const id = index.idAt(pos)
