@@ -3,7 +3,7 @@
  * checked-in capture under test/fixtures/clients/captured/. A hop between the client and iceguard
  * records each exchange (method, target, the headers that describe the client, the body, the answer's
  * status); `normalise` then replaces what differs from run to run — uuids, timestamps, locations,
- * snapshot ids, file sizes, Spark's application id — so two runs of the same pinned client compare
+ * snapshot ids, file sizes, durations, Spark's application id — so two runs of the same pinned client compare
  * equal, and a client that starts sending something else does not.
  *
  * `ICEGUARD_CAPTURE_WRITE=1` rewrites the checked-in capture instead of comparing with it.
@@ -62,10 +62,11 @@ export async function startCaptureHop (t: Test, target: () => string): Promise<C
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-const VARYING_KEYS = /(^|-)(timestamp-ms|snapshot-id|sequence-number|uuid|location|manifest-list|metadata-file|app\.id|spark\.app\.id)$|size$|-ms$/
+const VARYING_KEYS = /(^|[-.])(timestamp-ms|snapshot-id|sequence-number|uuid|location|manifest-list|metadata-file|app-id|app\.id)$|size$|-ms$|-duration$|-bytes$/
 
 function normaliseValue (key: string, v: unknown, origin: string): unknown {
   if (typeof v === 'string') {
+    if (/^<[\w.-]+>$/.test(v)) return v
     if (UUID.test(v)) return '<uuid>'
     if (/^(file|s3|gs|abfss?):/.test(v) || v.startsWith('/')) return '<location>'
     if (VARYING_KEYS.test(key)) return `<${key}>`
