@@ -3,7 +3,7 @@
  * checked-in capture under test/fixtures/clients/captured/. A hop between the client and iceguard
  * records each exchange (method, target, the headers that describe the client, the body, the answer's
  * status); `normalise` then replaces what differs from run to run — uuids, timestamps, locations,
- * snapshot ids, file sizes, durations, Spark's application id — so two runs of the same pinned client compare
+ * snapshot ids, file sizes, durations, Spark's application id, the session user as owner — so two runs of the same pinned client compare
  * equal, and a client that starts sending something else does not.
  *
  * `ICEGUARD_CAPTURE_WRITE=1` rewrites the checked-in capture instead of comparing with it.
@@ -68,6 +68,8 @@ function normaliseValue (key: string, v: unknown, origin: string): unknown {
   if (typeof v === 'string') {
     if (/^<[\w.-]+>$/.test(v)) return v
     if (UUID.test(v)) return '<uuid>'
+    if (/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/.test(v)) return '<timestamp>'
+    if (key === 'owner') return '<owner>'
     if (/^(file|s3|gs|abfss?):/.test(v) || v.startsWith('/')) return '<location>'
     if (VARYING_KEYS.test(key)) return `<${key}>`
     return v.split(origin).join('<iceguard>')
