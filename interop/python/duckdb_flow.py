@@ -47,4 +47,6 @@ for ns in ("eng", "guarded"):
     rec.step(f"{ns}: drop column", sql(f"ALTER TABLE {t} DROP COLUMN note"))
     rec.step(f"{ns}: columns after", describe(t))
     rec.step(f"{ns}: select after", sql(f"SELECT * FROM {t} ORDER BY id"))
+rec.step("guarded: create table refused", sql('CREATE TABLE ice.guarded.bad ("Bad" INTEGER)'))
+rec.step("guarded: tables after refused create", sql("SELECT table_name FROM duckdb_tables() WHERE database_name = 'ice' AND schema_name = 'guarded' ORDER BY table_name"))
 rec.emit(duckdb=duckdb.__version__)

@@ -79,6 +79,8 @@ def concurrent():
         update.add_column("second_writer", StringType())
 
 
+rec.step("guarded: create table refused", lambda: catalog.create_table("guarded.bad", schema=Schema(NestedField(1, "Bad", IntegerType(), required=False))) and None)
+rec.step("guarded: table exists after refused create", lambda: catalog.table_exists("guarded.bad"))
 rec.step("concurrent change", concurrent)
 rec.step("schema after concurrent change", fields("eng.orders"))
 rec.emit()

@@ -68,6 +68,12 @@ for ns in ("eng", "guarded"):
     rec.step(f"{ns}: schema after drop", columns(t))
     rec.step(f"{ns}: rows after drop", rows(t))
 
+# Creates the policy refuses in `guarded` (a column name not in lower snake_case): a plain create,
+# and a CTAS, which Spark stages and completes with a commit.
+run("guarded: create table refused", "CREATE TABLE lake.guarded.bad (Bad int) USING iceberg")
+run("guarded: ctas refused", "CREATE TABLE lake.guarded.bad AS SELECT id AS Bad FROM lake.guarded.orders")
+rec.step("guarded: tables after refused creates", sql("SHOW TABLES IN lake.guarded"))
+
 run("ctas", "CREATE TABLE lake.eng.summary USING iceberg AS SELECT id, qty FROM lake.eng.orders")
 rec.step("ctas: rows", rows("lake.eng.summary"))
 run("rtas", "CREATE OR REPLACE TABLE lake.eng.summary USING iceberg AS SELECT id, qty, price FROM lake.eng.orders WHERE id = 2")

@@ -3,7 +3,7 @@
  * Iceberg REST fixture (interop/python/duckdb_flow.py): ATTACH, CREATE SCHEMA/TABLE, INSERT, SELECT,
  * ALTER TABLE ADD COLUMN, ALTER COLUMN TYPE (int -> bigint allowed; bigint -> varchar, which DuckDB
  * refuses itself), DROP COLUMN (allowed in `eng`, refused by the policy in `guarded`: DuckDB raises
- * naming rule, column and page, and the table is unchanged). Runs on every transport. The texts
+ * naming rule, column and page, and the table is unchanged), a CREATE TABLE the policy refuses. Runs on every transport. The texts
  * DuckDB shows are printed as comments.
  */
 import t from 'tap'
@@ -46,8 +46,15 @@ t.test('DuckDB through iceguard', { skip: toolchainSkip(parts) }, async t => {
       t.same(step('guarded: columns after')?.result, step('guarded: columns before drop')?.result, 'guarded: DuckDB reads the same columns back')
       t.same(step('guarded: select after')?.result, [[1, 2, 'a', null], [2, 5, 'b', null]], 'guarded: and the same rows')
       t.ok((await env.currentFields('guarded', 'orders')).some(f => f[1] === 'note'), 'guarded: the catalog still has note')
+      const create = step('guarded: create table refused')
+      t.equal(create?.ok, false, 'guarded: a create the policy refuses raises in DuckDB')
+      t.comment(`DuckDB refused create: ${create?.error?.class ?? ''}: ${create?.error?.text ?? ''}`)
+      t.match(create?.error?.text, /COLUMN_NAME_PATTERN \(Bad, field id \d+\): Cannot name column Bad/, 'naming the rule and the column')
+      t.match(create?.error?.text, `${env.proxy.url}/rules/COLUMN_NAME_PATTERN`, 'and the rule\'s page')
+      t.same(step('guarded: tables after refused create')?.result, [['orders']], 'guarded: no table was created')
       const denied = await env.decisions({ namespace: 'guarded', verdict: 'deny' })
-      t.match(denied, [{ findings: [{ rule: 'COLUMN_NO_DROP', path: 'note' }] }], 'the refusal is in the decision log')
+      t.same(denied.map(d => d.findings.map((f: { rule: string }) => f.rule).join()).sort(), ['COLUMN_NAME_PATTERN', 'COLUMN_NO_DROP'], 'both refusals are in the decision log')
+      t.match(denied.find(d => d.findings[0]?.rule === 'COLUMN_NO_DROP'), { findings: [{ rule: 'COLUMN_NO_DROP', path: 'note' }] })
     })
   })
 })

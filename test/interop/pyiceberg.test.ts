@@ -64,7 +64,13 @@ t.test('PyIceberg through iceguard', { skip: toolchainSkip(parts) }, async t => 
       t.ok((await env.currentFields('guarded', 'orders')).some(f => f[1] === 'tag'), 'guarded: the catalog still has tag')
       t.same((step('guarded: scan after')?.result as Array<Record<string, unknown>>).map(r => r.id), [1, 2], 'guarded: the data is still there')
       const denied = await env.decisions({ verdict: 'deny' })
-      t.same(denied.map(d => d.findings.map((f: { rule: string }) => f.rule)).flat().sort(), ['COLUMN_NO_DROP', 'TYPE_PROMOTION_VALID', 'TYPE_PROMOTION_VALID'], 'the three refusals are in the decision log')
+      t.same(denied.map(d => d.findings.map((f: { rule: string }) => f.rule)).flat().sort(), ['COLUMN_NAME_PATTERN', 'COLUMN_NO_DROP', 'TYPE_PROMOTION_VALID', 'TYPE_PROMOTION_VALID'], 'the four refusals are in the decision log')
+
+      const create = step('guarded: create table refused')
+      t.equal(create?.error?.class, 'pyiceberg.exceptions.BadRequestError', 'guarded: a create the policy refuses raises BadRequestError')
+      t.match(create?.error?.text, /^IllegalArgumentException: Cannot commit schema change to guarded\.bad: 1 finding: COLUMN_NAME_PATTERN \(Bad, field id \d+\): Cannot name column Bad/)
+      t.comment(`PyIceberg refused create: ${create?.error?.class ?? ''}: ${create?.error?.text ?? ''}`)
+      t.equal(step('guarded: table exists after refused create')?.result, false, 'guarded: no table was created')
 
       const concurrent = step('concurrent change')
       t.equal(concurrent?.error?.class, 'pyiceberg.exceptions.CommitFailedException', 'the second writer raises CommitFailedException')

@@ -90,6 +90,20 @@ t.test('Spark SQL through iceguard', { skip: toolchainSkip(parts) }, async t => 
     t.match(denied[0], { table: { namespace: ['guarded'], name: 'orders' }, findings: [{ rule: 'COLUMN_NO_DROP', path: 'tag' }] })
   })
 
+  t.test('guarded: a create and a CTAS the policy refuses raise in Spark, and no table is left', async t => {
+    for (const name of ['guarded: create table refused', 'guarded: ctas refused']) {
+      const s = step(name)
+      t.equal(s?.ok, false, `${name}: the statement raises`)
+      t.comment(`${name}: ${s?.error?.class ?? ''} / ${s?.error?.javaClass ?? ''}: ${headline(s)}`)
+      t.match(headline(s), /COLUMN_NAME_PATTERN \(Bad, field id \d+\): Cannot name column Bad/, 'naming the rule and the column')
+      t.match(headline(s), `${env.proxy.url}/rules/COLUMN_NAME_PATTERN`, 'and the rule\'s page')
+      t.notMatch(headline(s), 'Malformed request')
+    }
+    t.same((step('guarded: tables after refused creates')?.result as Array<{ tableName: string }>).map(r => r.tableName), ['orders'], 'only orders exists in guarded')
+    const denied = await env.decisions({ namespace: 'guarded', verdict: 'deny', rule: 'COLUMN_NAME_PATTERN' })
+    t.ok(denied.length >= 2, `both refusals are in the decision log (${denied.length})`)
+  })
+
   t.test('CTAS, CREATE OR REPLACE TABLE AS SELECT, DROP TABLE', async t => {
     ok('ctas')
     t.same(step('ctas: rows')?.result, [{ id: 1, qty: 2 }, { id: 2, qty: 5 }])
