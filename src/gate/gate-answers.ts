@@ -30,7 +30,7 @@ export function answer (error: ErrorDef, message: string, stack?: readonly strin
  */
 export function rejection (
   tables: ReadonlyArray<{ readonly table: string, readonly errors: readonly Finding[] }>,
-  opts: { readonly stagedCreate?: boolean, readonly docs?: string, readonly nameTables?: boolean } = {}
+  opts: { readonly docs?: string, readonly nameTables?: boolean } = {}
 ): GateAnswer {
   const multi = opts.nameTables ?? tables.length > 1
   const lines: string[] = []
@@ -50,9 +50,12 @@ export function rejection (
   const message = `Cannot commit schema change to ${names}: ${count}: ${lines.join('; ')}` +
     (explanations.length > 0 ? `. ${explanations.join(' ')}` : '') +
     (docs !== '' ? ` (see ${docs})` : '')
-  // Java's createTableErrorHandler reads a staged create's answer; 400 BadRequestException there
-  // is a clean failure, where a 409 would read as "table already exists".
-  return answer(opts.stagedCreate === true ? ERRORS.BAD_REQUEST : ERRORS.VALIDATION, message, lines)
+  // One type for every refusal, a 400 (a 409 reads as a stale base, which Java retries, and as
+  // "table already exists" on a staged create). Java's ErrorHandlers raise a 400 typed
+  // IllegalArgumentException as that exception, which Spark shows as "Unsupported table change: …";
+  // any other 400 type becomes BadRequestException("Malformed request: …"). docs/engines.md quotes
+  // what Spark, PyIceberg and DuckDB show.
+  return answer(ERRORS.REFUSED, message, lines)
 }
 
 /** A requirement of `table`'s change that does not hold against the table as it is now. */

@@ -234,7 +234,7 @@ export function decideWrite (write: Write, judged: readonly JudgedChange[], conf
     const refusal = rejection(denied.map(j => ({
       table: tableName(j.table),
       errors: j.evaluation.findings.filter(f => f.severity === 'error')
-    })), { stagedCreate: flows.includes('staged-create'), docs: config.ruleLinks, nameTables: write.kind === 'transaction' })
+    })), { docs: config.ruleLinks, nameTables: write.kind === 'transaction' })
     return { ...base, verdict: 'deny', refusal }
   }
   const conflicted = judged.filter(j => j.evaluation.verdict === 'conflict')

@@ -376,7 +376,7 @@ columns:
     t.match(dry.json, { verdict: 'deny', findings: [{ rule: 'COLUMN_NO_DROP', severity: 'error' }] })
     const res = await change('pol', [{ op: 'delete-column', path: 'qty' }])
     t.equal(res.status, 400)
-    t.equal(res.json.error.type, 'ValidationException')
+    t.equal(res.json.error.type, 'IllegalArgumentException', 'the gate\'s own refusal, as any client gets it')
     t.match(res.json.error.message, /COLUMN_NO_DROP/)
     t.equal(commits(catalog, 'pol').length, 0, 'the refused commit never reached the catalog')
     t.ok(field(await meta('pol'), 'qty'), 'the column is still there')

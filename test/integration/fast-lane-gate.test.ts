@@ -104,7 +104,7 @@ t.test('schema commits are judged in the fast lane: in order, on one kept-alive 
 
   const refusal = JSON.parse(got[0]?.body ?? '{}') as { error: { code: number, type: string, message: string } }
   t.equal(refusal.error.code, 400, 'the refusal is an ErrorModel whose code is the status')
-  t.equal(refusal.error.type, 'ValidationException')
+  t.equal(refusal.error.type, 'IllegalArgumentException')
   t.match(refusal.error.message, /TYPE_PROMOTION_VALID|long -> int/, 'naming what was wrong')
   t.match(got[0]?.head ?? '', /\r\ncontent-type: application\/json; charset=utf-8/i, 'JSON, as Fastify would send it')
   t.match(got[0]?.head ?? '', /\r\nconnection: keep-alive/i, 'a refusal keeps the connection')

@@ -93,7 +93,7 @@ onEveryTransport(t, t => {
       const error = (res.json as { error: { code: number, type: string, message: string, stack?: string[] } }).error
       t.equal(res.status, 400, `${ruleId} as ${client}: 400`)
       t.equal(error.code, 400)
-      t.equal(error.type, 'ValidationException')
+      t.equal(error.type, 'IllegalArgumentException')
       t.match(error.message, ruleId, `${ruleId} as ${client}: the message names the rule`)
       t.ok(error.stack?.some(l => l.includes(ruleId)), 'stack holds the finding line')
       t.equal(posts(catalog).length, 0, `${ruleId} as ${client}: the upstream received no POST`)

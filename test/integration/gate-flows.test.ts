@@ -167,7 +167,7 @@ onEveryTransport(t, t => {
     catalog.clearRequests()
     const badCommit = await postJson(`${proxy.url}/v1/wh/namespaces/db/tables/staged`, { requirements: [{ type: 'assert-create' }], updates: createUpdates(badSchema) })
     t.equal(badCommit.status, 400, 'a staged create with a bad schema: 400, never 409 (Java would read "already exists")')
-    t.equal((badCommit.json as { error: { type: string } }).error.type, 'BadRequestException')
+    t.equal((badCommit.json as { error: { type: string } }).error.type, 'IllegalArgumentException')
     t.equal(posts(catalog).length, 0)
     const goodSchema = { type: 'struct', 'schema-id': 0, fields: [{ id: 1, name: 'id', required: true, type: 'long' }, { id: 2, name: 'v', required: false, type: 'string' }], 'identifier-field-ids': [1] }
     const goodCommit = await postJson(`${proxy.url}/v1/wh/namespaces/db/tables/staged`, { requirements: [{ type: 'assert-create' }], updates: createUpdates(goodSchema) })

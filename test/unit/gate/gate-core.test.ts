@@ -103,13 +103,12 @@ t.test('answers', async t => {
   const r = rejection([{ table: 'db.orders', errors: [f] }])
   t.equal(r.statusCode, 400)
   t.equal(r.body.error.code, 400)
-  t.equal(r.body.error.type, 'ValidationException')
+  t.equal(r.body.error.type, 'IllegalArgumentException', 'the type Java raises as itself, not as "Malformed request"')
   t.match(r.body.error.message, /^Cannot commit schema change to db\.orders: 1 finding: TYPE_PROMOTION_VALID \(price, field id 3/)
   t.match(r.body.error.message, /\(see \/rules\/TYPE_PROMOTION_VALID\)$/, 'without a base: the page\'s path on iceguard')
   t.match(rejection([{ table: 'db.orders', errors: [f] }], { docs: 'https://iceguard.example.com' }).body.error.message,
     /\(see https:\/\/iceguard\.example\.com\/rules\/TYPE_PROMOTION_VALID\)$/, 'under the public URL or the request\'s origin')
   t.same(r.body.error.stack, [findingLine(f)])
-  t.equal(rejection([{ table: 'db.orders', errors: [f] }], { stagedCreate: true }).body.error.type, 'BadRequestException')
 
   const h = warningsHeader([{ finding: { ...f, severity: 'warn', path: 'prix\u00e9\n' } }])
   t.ok(h !== undefined && /^[\x20-\x7e]+$/.test(h), 'header is one line of visible ASCII')

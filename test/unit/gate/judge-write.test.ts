@@ -101,11 +101,11 @@ t.test('a widening is allowed and the requirements that pin the base are to be i
   t.same(d.flows, ['update'])
 })
 
-t.test('a narrowing is denied: 400 ValidationException naming the rule, nothing to inject', async t => {
+t.test('a narrowing is denied: 400 IllegalArgumentException naming the rule, nothing to inject', async t => {
   const d = decide(addSchema([field(1, 'id', 'int'), field(2, 'n', 'int')]))
   t.equal(d.verdict, 'deny')
   t.equal(d.refusal?.statusCode, 400)
-  t.equal(d.refusal?.body.error.type, 'ValidationException')
+  t.equal(d.refusal?.body.error.type, 'IllegalArgumentException')
   t.equal(d.refusal?.body.error.code, 400)
   t.match(d.refusal?.body.error.message, /TYPE_PROMOTION_VALID/)
   t.same(d.inject, [])
