@@ -27,7 +27,7 @@
  * space in a namespace, iceberg-rust.
  */
 import { canonicalTarget } from '../../src/edge/request-target.js'
-import { readdirSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { gunzipSync, gzipSync } from 'node:zlib'
