@@ -19,8 +19,10 @@ import { ROUTER_MODELS } from '../helpers/router-models.js'
 const meta = fixtureMeta()
 const fields = (meta.schemas as Array<{ fields: Array<Record<string, unknown>> }>)[0]!.fields
 /** `id` long -> string: TYPE_PROMOTION_VALID refuses it. */
+// An evolution, as every client pins one: the table and its current schema (without
+// assert-current-schema-id, a new schema on a table with no snapshot reads as a replace).
 const retyped = {
-  requirements: [{ type: 'assert-table-uuid', uuid: meta['table-uuid'] }],
+  requirements: [{ type: 'assert-table-uuid', uuid: meta['table-uuid'] }, { type: 'assert-current-schema-id', 'current-schema-id': meta['current-schema-id'] }],
   updates: [
     { action: 'add-schema', schema: { type: 'struct', 'schema-id': 1, 'identifier-field-ids': [1], fields: fields.map(f => f.name === 'id' ? { ...f, type: 'string' } : f) } },
     { action: 'set-current-schema', 'schema-id': -1 }
