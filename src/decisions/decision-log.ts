@@ -38,6 +38,8 @@ interface Pending {
   readonly overrides: readonly OverrideRecord[]
   /** The audit record, to name what was lost if it never reaches the store. */
   readonly entry?: AuditRecord
+  /** When it was queued (ms), for the age of the backlog. */
+  queuedAt?: number
 }
 
 const BATCH = 200
@@ -55,6 +57,7 @@ export class DecisionLog {
   #timer: NodeJS.Timeout | undefined
   #pruner: NodeJS.Timeout | undefined
   #failures = 0
+  #flushFailures = 0
   #lastError: string | undefined
   #closed = false
 
@@ -68,6 +71,11 @@ export class DecisionLog {
 
   /** Writes waiting to be stored. */
   get pending (): number { return this.#buffer.length }
+
+  /** For /metrics: writes waiting, when the oldest was queued, failed flush attempts so far. */
+  get stats (): { queued: number, oldestQueuedAt: number | undefined, flushFailures: number } {
+    return { queued: this.#buffer.length, oldestQueuedAt: this.#buffer[0]?.queuedAt, flushFailures: this.#flushFailures }
+  }
 
   /** An audit sink that queues each record, then hands it (annotated) to `inner`, the log line. */
   auditSink (inner: AuditSink): AuditSink {
@@ -156,6 +164,7 @@ export class DecisionLog {
   }
 
   #push (p: Pending): void {
+    p.queuedAt = this.#now()
     this.#buffer.push(p)
     if (this.#timer === undefined && this.#flushing === undefined && this.#failures === 0) {
       // After the current request's work: many decisions of a busy moment go in one transaction.
@@ -180,6 +189,7 @@ export class DecisionLog {
         if (outbox.length > 0) this.#opts.onQueued?.()
       } catch (err) {
         this.#failures++
+        this.#flushFailures++
         this.#lastError = describe(err)
         this.#opts.metrics?.decisionStore.inc({ outcome: 'failed' }, batch.reduce((n, p) => n + p.decisions.length, 0))
         // Once per outage, then every 100th attempt: a down store must not flood the log.

@@ -1,0 +1,78 @@
+/**
+ * Sets up the OpenTelemetry SDK when, and only when, the standard environment asks for it
+ * (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/):
+ *
+ * - `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none`: off.
+ * - `OTEL_TRACES_EXPORTER=otlp`, or an OTLP endpoint set (`OTEL_EXPORTER_OTLP_ENDPOINT`,
+ *   `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) with no exporter named: on, exporting over OTLP/HTTP,
+ *   protobuf or JSON after `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`/`OTEL_EXPORTER_OTLP_PROTOCOL`
+ *   (`http/protobuf`, the specification's default, or `http/json`; `grpc` is refused).
+ * - Anything else: off. The specification's default exporter is `otlp`, but a proxy in the commit
+ *   path should not start sending spans to localhost:4318 because nobody said otherwise.
+ *
+ * The service is `OTEL_SERVICE_NAME`, else `iceguard`; `OTEL_RESOURCE_ATTRIBUTES`,
+ * `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_TRACES_SAMPLER` and the batch settings are read by the SDK.
+ * Contexts follow async calls through AsyncLocalStorage; W3C Trace Context is the propagator.
+ */
+import { W3CTraceContextPropagator } from '@opentelemetry/core'
+import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
+import { BatchSpanProcessor, NodeTracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace-node'
+import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http'
+import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto'
+import { setTracingOn } from './tracing.js'
+
+export class TracingConfigError extends Error {}
+
+export interface Tracing {
+  /** Sends what is batched and stops; tracing is off afterwards. */
+  shutdown (): Promise<void>
+  /** Sends what is batched now. */
+  flush (): Promise<void>
+  /** For the start line: where spans go, over which protocol. */
+  readonly describe: string
+}
+
+function tracesEndpoint (env: NodeJS.ProcessEnv): string | undefined {
+  const specific = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim()
+  if (specific) return specific
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim()
+  // The signal path is appended to the general endpoint (specification: "Endpoint URLs for OTLP/HTTP").
+  return base ? `${base.replace(/\/+$/, '')}/v1/traces` : undefined
+}
+
+/** Whether the environment asks for traces; throws for a setting that cannot be honoured. */
+function wanted (env: NodeJS.ProcessEnv): boolean {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map(s => s.trim().toLowerCase()).filter(s => s !== '')
+  if (exporters.length === 0) return tracesEndpoint(env) !== undefined
+  if (exporters.includes('none')) return false
+  const unknown = exporters.filter(e => e !== 'otlp')
+  if (unknown.length > 0) throw new TracingConfigError(`Cannot set up tracing: OTEL_TRACES_EXPORTER=${unknown.join(',')} is not supported (use otlp or none)`)
+  return true
+}
+
+function exporterFor (env: NodeJS.ProcessEnv): { exporter: SpanExporter, protocol: string, url: string } {
+  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf').trim().toLowerCase()
+  const url = tracesEndpoint(env) ?? 'http://localhost:4318/v1/traces'
+  if (protocol === 'http/json') return { exporter: new JsonExporter({ url }), protocol, url }
+  if (protocol === 'http/protobuf') return { exporter: new ProtobufExporter({ url }), protocol, url }
+  throw new TracingConfigError(`Cannot set up tracing: OTEL_EXPORTER_OTLP_PROTOCOL=${protocol} is not supported (use http/protobuf or http/json)`)
+}
+
+/** Registers the SDK when the environment asks for traces; undefined when it does not. */
+export function startTracing (env: NodeJS.ProcessEnv = process.env): Tracing | undefined {
+  if (!wanted(env)) return undefined
+  const { exporter, protocol, url } = exporterFor(env)
+  const resource = resourceFromAttributes({ 'service.name': 'iceguard' }).merge(detectResources({ detectors: [envDetector] }))
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] })
+  provider.register({ propagator: new W3CTraceContextPropagator() })
+  setTracingOn(true)
+  return {
+    describe: `${protocol} to ${url}`,
+    flush: async () => { await provider.forceFlush() },
+    async shutdown () {
+      setTracingOn(false)
+      await provider.shutdown()
+    }
+  }
+}
