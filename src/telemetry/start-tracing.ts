@@ -63,7 +63,11 @@ function exporterFor (env: NodeJS.ProcessEnv): { exporter: SpanExporter, protoco
 export function startTracing (env: NodeJS.ProcessEnv = process.env): Tracing | undefined {
   if (!wanted(env)) return undefined
   const { exporter, protocol, url } = exporterFor(env)
-  const resource = resourceFromAttributes({ 'service.name': 'iceguard' }).merge(detectResources({ detectors: [envDetector] }))
+  // OTEL_RESOURCE_ATTRIBUTES is read from the process's environment; the service name from `env`.
+  const name = env.OTEL_SERVICE_NAME?.trim()
+  const resource = resourceFromAttributes({ 'service.name': 'iceguard' })
+    .merge(detectResources({ detectors: [envDetector] }))
+    .merge(name ? resourceFromAttributes({ 'service.name': name }) : null)
   const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] })
   provider.register({ propagator: new W3CTraceContextPropagator() })
   setTracingOn(true)
