@@ -9,7 +9,8 @@
 import http from 'node:http'
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
@@ -238,6 +239,45 @@ t.test('/metrics after a scripted run: default process metrics and iceguard\'s f
       for (const name of used) t.ok(exposed.has(name), `${file}: ${name} is in /metrics`)
     }
   })
+})
+
+/** One unlabelled sample's value in an exposition text. */
+function sample (text: string, name: string): number {
+  return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1])
+}
+
+t.test('the gauges follow what they watch: a decision store that is down, a policy reload that fails', async t => {
+  const { catalog, meta } = await catalogWithTable(t)
+  const dir = mkdtempSync(join(tmpdir(), 'iceguard-observability-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const policy = join(dir, 'policy.yaml')
+  const good = 'version: 1\nextends: builtin:recommended\nmode: enforce\n'
+  writeFileSync(policy, good)
+  // Nothing listens on port 1: every flush fails and the decisions wait in the buffer.
+  const proxy = await startProxy(t, { upstream: catalog.url, policy, 'database-url': 'postgres://nobody@127.0.0.1:1/none', 'fast-lane': 'on' })
+  const scrape = async (): Promise<string> => await (await fetch(`${proxy.url}/metrics`)).text()
+  const before = await scrape()
+  t.equal(sample(before, 'iceguard_decision_store_queue_length'), 0, 'nothing waits at first')
+  t.equal(sample(before, 'iceguard_policy_reload_failed'), 0)
+
+  const res = await fetch(`${proxy.url}${TABLE}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: addColumn(meta, 'queued') })
+  t.equal(res.status, 200, 'the commit goes through while the store is down')
+  await res.arrayBuffer()
+  await proxy.app.decisions.log.flush()
+  await new Promise(resolve => setTimeout(resolve, 20))
+  const down = await scrape()
+  t.ok(sample(down, 'iceguard_decision_store_queue_length') >= 1, 'the decision waits in the buffer')
+  t.ok(sample(down, 'iceguard_decision_store_oldest_unstored_age_seconds') > 0, 'and its age is shown')
+  t.ok(sample(down, 'iceguard_decision_store_flush_failures_total') >= 1, 'the failed flush is counted')
+
+  writeFileSync(policy, 'version: 1\nmode: [not, a, mode]\n')
+  t.notOk(proxy.app.policyStore.reload().ok, 'a bad edit is refused')
+  t.equal(sample(await scrape(), 'iceguard_policy_reload_failed'), 1, 'and the gauge says so')
+  writeFileSync(policy, good)
+  t.ok(proxy.app.policyStore.reload().ok)
+  const after = await scrape()
+  t.equal(sample(after, 'iceguard_policy_reload_failed'), 0, 'until a reload succeeds')
+  t.ok(Math.abs(sample(after, 'iceguard_policy_loaded_timestamp_seconds') - Date.now() / 1000) < 60, 'the load time is the reload\'s')
 })
 
 const promtool = systemTool(['promtool'], 'apt-get install prometheus')
