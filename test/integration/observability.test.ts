@@ -241,6 +241,34 @@ t.test('/metrics after a scripted run: default process metrics and iceguard\'s f
   })
 })
 
+t.test('answers are timed by kind on the fast lane and on node:http alike', async t => {
+  const { catalog } = await catalogWithTable(t)
+  const answers = (text: string, kind: string, cls: string): number =>
+    Number(new RegExp(`^iceguard_answer_duration_seconds_count\\{kind="${kind}",status_class="${cls}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0)
+  let n = 0
+  // One after the other: the counts are the process's, shared by both servers.
+  for (const lane of ['on', 'off']) {
+    const proxy = await startProxy(t, { upstream: catalog.url, policy: 'builtin:spec', 'fast-lane': lane })
+    const scrape = async (): Promise<string> => await (await fetch(`${proxy.url}/metrics`)).text()
+    const call = async (path: string, init?: RequestInit): Promise<number> => {
+      const res = await fetch(`${proxy.url}${path}`, init)
+      await res.arrayBuffer()
+      return res.status
+    }
+    const json = (body: string): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body })
+    const before = await scrape()
+    t.equal(await call(TABLE), 200)
+    t.equal(await call(TABLE, json(JSON.stringify({ requirements: [], updates: [{ action: 'set-properties', updates: { lane } }] }))), 200)
+    t.equal(await call(TABLE, json(addColumn(await loadMeta(catalog.url, 'db', 't'), `lane_${lane}_${n++}`))), 200)
+    t.equal(await call('/v1/namespaces/db/tables/t/..%2F..%2Fconfig'), 400, 'a target the triage refuses')
+    const after = await scrape()
+    for (const [kind, cls] of [['load', '2xx'], ['commit', '2xx'], ['gated-commit', '2xx'], ['refused', '4xx'], ['admin', '2xx']] as const) {
+      t.ok(answers(after, kind, cls) > answers(before, kind, cls), `fast lane ${lane}: ${kind} ${cls} timed`)
+    }
+    await proxy.close()
+  }
+})
+
 /** One unlabelled sample's value in an exposition text. */
 function sample (text: string, name: string): number {
   return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1])
