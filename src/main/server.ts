@@ -48,7 +48,7 @@ export async function main (argv: readonly string[] = process.argv.slice(2), env
   // Traces only when the standard OTEL_* variables ask for them (src/telemetry/start-tracing.ts).
   let tracing: Tracing | undefined
   try {
-    tracing = startTracing(env)
+    tracing = await startTracing(env)
   } catch (err) {
     if (!(err instanceof TracingConfigError)) throw err
     process.stderr.write(`iceguard: ${err.message}\n`)

@@ -13,12 +13,9 @@
  * The service is `OTEL_SERVICE_NAME`, else `iceguard`; `OTEL_RESOURCE_ATTRIBUTES`,
  * `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_TRACES_SAMPLER` and the batch settings are read by the SDK.
  * Contexts follow async calls through AsyncLocalStorage; W3C Trace Context is the propagator.
+ * The SDK and the exporter are imported only then: a process without tracing never loads them.
  */
-import { W3CTraceContextPropagator } from '@opentelemetry/core'
-import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
-import { BatchSpanProcessor, NodeTracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace-node'
-import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http'
-import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto'
+import type { SpanExporter } from '@opentelemetry/sdk-trace-node'
 import { setTracingOn } from './tracing.js'
 
 export class TracingConfigError extends Error {}
@@ -51,18 +48,32 @@ function wanted (env: NodeJS.ProcessEnv): boolean {
   return true
 }
 
-function exporterFor (env: NodeJS.ProcessEnv): { exporter: SpanExporter, protocol: string, url: string } {
+function protocolOf (env: NodeJS.ProcessEnv): 'http/json' | 'http/protobuf' {
   const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf').trim().toLowerCase()
-  const url = tracesEndpoint(env) ?? 'http://localhost:4318/v1/traces'
-  if (protocol === 'http/json') return { exporter: new JsonExporter({ url }), protocol, url }
-  if (protocol === 'http/protobuf') return { exporter: new ProtobufExporter({ url }), protocol, url }
+  if (protocol === 'http/json' || protocol === 'http/protobuf') return protocol
   throw new TracingConfigError(`Cannot set up tracing: OTEL_EXPORTER_OTLP_PROTOCOL=${protocol} is not supported (use http/protobuf or http/json)`)
 }
 
+async function exporterFor (protocol: 'http/json' | 'http/protobuf', url: string): Promise<SpanExporter> {
+  if (protocol === 'http/json') {
+    const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http')
+    return new OTLPTraceExporter({ url })
+  }
+  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-proto')
+  return new OTLPTraceExporter({ url })
+}
+
 /** Registers the SDK when the environment asks for traces; undefined when it does not. */
-export function startTracing (env: NodeJS.ProcessEnv = process.env): Tracing | undefined {
+export async function startTracing (env: NodeJS.ProcessEnv = process.env): Promise<Tracing | undefined> {
   if (!wanted(env)) return undefined
-  const { exporter, protocol, url } = exporterFor(env)
+  const protocol = protocolOf(env)
+  const url = tracesEndpoint(env) ?? 'http://localhost:4318/v1/traces'
+  const [{ W3CTraceContextPropagator }, { detectResources, envDetector, resourceFromAttributes }, { BatchSpanProcessor, NodeTracerProvider }, exporter] = await Promise.all([
+    import('@opentelemetry/core'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace-node'),
+    exporterFor(protocol, url)
+  ])
   // OTEL_RESOURCE_ATTRIBUTES is read from the process's environment; the service name from `env`.
   const name = env.OTEL_SERVICE_NAME?.trim()
   const resource = resourceFromAttributes({ 'service.name': 'iceguard' })

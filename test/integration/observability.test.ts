@@ -94,7 +94,7 @@ async function waitFor<T> (what: () => T | undefined, ms = 10_000): Promise<T | 
 
 t.test('traces: a gated commit continues the caller\'s trace, on every transport', async t => {
   const collector = await startCollector(t)
-  const tracing = startTracing({
+  const tracing = await startTracing({
     OTEL_TRACES_EXPORTER: 'otlp',
     OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
     OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
