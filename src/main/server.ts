@@ -47,8 +47,10 @@ export async function main (argv: readonly string[] = process.argv.slice(2), env
 
   // Traces only when the standard OTEL_* variables ask for them (src/telemetry/start-tracing.ts).
   let tracing: Tracing | undefined
+  // The app's logger, once built: export failures are logged there.
+  const logTo: { app?: FastifyInstance } = {}
   try {
-    tracing = await startTracing(env)
+    tracing = await startTracing(env, { onError: (message) => logTo.app?.log.warn({ traces: message }, 'Cannot export spans: the collector failed; spans are dropped, requests go on') })
   } catch (err) {
     if (!(err instanceof TracingConfigError)) throw err
     process.stderr.write(`iceguard: ${err.message}\n`)
@@ -79,6 +81,7 @@ export async function main (argv: readonly string[] = process.argv.slice(2), env
     process.exitCode = 2
     return undefined
   }
+  logTo.app = app
   if (tracing !== undefined) {
     const traces = tracing
     // Last: the spans of requests that finish while closing are sent too.

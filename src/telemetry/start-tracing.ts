@@ -15,15 +15,16 @@
  * Contexts follow async calls through AsyncLocalStorage; W3C Trace Context is the propagator.
  * The SDK and the exporter are imported only then: a process without tracing never loads them.
  */
+import { diag, DiagLogLevel } from '@opentelemetry/api'
 import type { SpanExporter } from '@opentelemetry/sdk-trace-node'
 import { setTracingOn } from './tracing.js'
 
 export class TracingConfigError extends Error {}
 
 export interface Tracing {
-  /** Sends what is batched and stops; tracing is off afterwards. */
+  /** Sends what is batched and stops; tracing is off afterwards. Never rejects. */
   shutdown (): Promise<void>
-  /** Sends what is batched now. */
+  /** Sends what is batched now. Never rejects. */
   flush (): Promise<void>
   /** For the start line: where spans go, over which protocol. */
   readonly describe: string
@@ -63,8 +64,30 @@ async function exporterFor (protocol: 'http/json' | 'http/protobuf', url: string
   return new OTLPTraceExporter({ url })
 }
 
+interface TracingOptions {
+  /**
+   * Told when spans cannot be exported (the collector is down, say): at most once a minute, with
+   * how many reports were held back. Tracing is a degraded feature then, never a fault of iceguard.
+   */
+  readonly onError?: (message: string) => void
+  readonly now?: () => number
+}
+
+/** The SDK's own error reports (its `diag` channel), passed on at most once a minute. */
+function reportErrors (options: TracingOptions): (message: string) => void {
+  const now = options.now ?? Date.now
+  let last = -Infinity
+  let held = 0
+  return (message) => {
+    if (now() - last < 60_000) { held++; return }
+    last = now()
+    options.onError?.(held > 0 ? `${message} (${held} more since the last report)` : message)
+    held = 0
+  }
+}
+
 /** Registers the SDK when the environment asks for traces; undefined when it does not. */
-export async function startTracing (env: NodeJS.ProcessEnv = process.env): Promise<Tracing | undefined> {
+export async function startTracing (env: NodeJS.ProcessEnv = process.env, options: TracingOptions = {}): Promise<Tracing | undefined> {
   if (!wanted(env)) return undefined
   const protocol = protocolOf(env)
   const url = tracesEndpoint(env) ?? 'http://localhost:4318/v1/traces'
@@ -81,13 +104,32 @@ export async function startTracing (env: NodeJS.ProcessEnv = process.env): Promi
     .merge(name ? resourceFromAttributes({ 'service.name': name }) : null)
   const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] })
   provider.register({ propagator: new W3CTraceContextPropagator() })
+  const report = reportErrors(options)
+  diag.setLogger({
+    error: (message: string, ...args: unknown[]) => report(describe(message, args)),
+    warn: () => {},
+    info: () => {},
+    debug: () => {},
+    verbose: () => {}
+  }, DiagLogLevel.ERROR)
   setTracingOn(true)
   return {
     describe: `${protocol} to ${url}`,
-    flush: async () => { await provider.forceFlush() },
+    // A collector that is down never fails a caller (a shutdown, say): it is reported.
+    async flush () {
+      await provider.forceFlush().catch((err: unknown) => report(describe('Cannot export spans', [err])))
+    },
     async shutdown () {
       setTracingOn(false)
-      await provider.shutdown()
+      await provider.shutdown().catch((err: unknown) => report(describe('Cannot export spans', [err])))
+      diag.disable()
     }
   }
+}
+
+/** One line from the SDK's message and its arguments (errors by their message; no payloads). */
+function describe (message: string, args: readonly unknown[]): string {
+  const parts = args.map(a => a instanceof Error ? a.message : typeof a === 'string' ? a : '').filter(a => a !== '')
+  const text = [message, ...parts].join(': ')
+  return text.length > 300 ? `${text.slice(0, 299)}…` : text
 }

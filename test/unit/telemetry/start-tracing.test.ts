@@ -1,9 +1,12 @@
 /**
  * When the OTEL_* environment turns tracing on (src/telemetry/start-tracing.ts): never by default,
  * never when told `none` or disabled, and a setting that cannot be honoured stops start-up with a
- * message naming it. Turning it on is covered end to end by test/integration/observability.test.ts.
+ * message naming it; a collector that is down is reported, not thrown. Spans reaching a collector
+ * are covered end to end by test/integration/observability.test.ts.
  */
+import net from 'node:net'
 import t from 'tap'
+import { trace } from '@opentelemetry/api'
 import { startTracing, TracingConfigError } from '../../../src/telemetry/start-tracing.js'
 import { tracingOn } from '../../../src/telemetry/tracing.js'
 
@@ -23,4 +26,28 @@ t.test('settings that cannot be honoured are refused, naming them', async t => {
   await t.rejects(startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4317', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' }), /grpc/,
     'an endpoint alone asks for traces, so its protocol is checked too')
   t.equal(tracingOn(), false)
+})
+
+t.test('spans that cannot be exported are reported, at most once a minute, and nothing throws', async t => {
+  // A port nobody listens on: bound, then closed.
+  const server = net.createServer()
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as net.AddressInfo).port
+  await new Promise<void>(resolve => server.close(() => resolve()))
+  // The exporter retries a refused connection until its timeout, read from the process's environment.
+  const timeout = process.env.OTEL_EXPORTER_OTLP_TIMEOUT
+  process.env.OTEL_EXPORTER_OTLP_TIMEOUT = '500'
+  t.teardown(() => { if (timeout === undefined) delete process.env.OTEL_EXPORTER_OTLP_TIMEOUT; else process.env.OTEL_EXPORTER_OTLP_TIMEOUT = timeout })
+  const reports: string[] = []
+  const tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
+    { onError: (message) => reports.push(message) })
+  t.ok(tracing)
+  t.teardown(async () => { await tracing?.shutdown() })
+  t.equal(tracingOn(), true)
+  for (let i = 0; i < 2; i++) {
+    trace.getTracer('test').startSpan(`span ${i}`).end()
+    await tracing?.flush()
+  }
+  t.equal(reports.length, 1, 'two failed exports, one report')
+  t.match(reports[0], /ECONNREFUSED|export|connect/i, 'naming the failure')
 })
