@@ -11,9 +11,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
-import { routeOf } from '../src/edge/request-state.js'
-import { metrics as processMetrics, type IceguardMetrics } from '../src/metrics/iceguard-metrics.js'
-import { PROMETHEUS_CONTENT_TYPE, type BoundCounter } from '../src/metrics/registry.js'
+import { routeOf, wasJudged } from '../src/edge/request-state.js'
+import { answerKind, answerTimer } from '../src/edge/answer-kind.js'
+import { metrics as processMetrics, PROMETHEUS_CONTENT_TYPE, type IceguardMetrics } from '../src/metrics/iceguard-metrics.js'
+import type { BoundCounter } from '../src/metrics/hot-series.js'
 import { observeUpstreamLatency } from '../src/metrics/upstream-latency.js'
 import { ERRORS, GateError } from '../src/errors.js'
 import { IcebergErrorResponseSchema } from '../src/schemas/error-model.js'
@@ -110,12 +111,13 @@ async function ops (app: FastifyInstance, opts: OpsOptions): Promise<void> {
       operationId: 'metrics',
       tags: ['operations'],
       summary: 'Prometheus metrics (text exposition format 0.0.4)',
-      description: 'iceguard_http_requests_total, iceguard_decisions_total, iceguard_findings_total, ' +
-        'iceguard_upstream_request_duration_seconds, iceguard_base_loads_total.',
+      description: 'iceguard\'s own families (`iceguard_*`: requests, answer and upstream latency, decisions, findings, ' +
+        'base loads, judgement time, decision store, caches, policy) and prom-client\'s default process and Node.js ' +
+        'metrics (`process_*`, `nodejs_*`). Listed in docs/deployment.md.',
       response: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } }
     }
   }, async (_request, reply) => {
-    return reply.type(PROMETHEUS_CONTENT_TYPE).send(m.registry.render())
+    return reply.type(PROMETHEUS_CONTENT_TYPE).send(await m.registry.metrics())
   })
 }
 
@@ -130,6 +132,7 @@ async function requestMetrics (app: FastifyInstance, opts: { readonly metrics?: 
   // One bound series per route, method and status seen (a bounded set: route patterns and
   // operation kinds, HTTP methods, status codes), so counting a request builds no label key.
   const series = new Map<string, BoundCounter>()
+  const answered = answerTimer(m)
   const count = (route: string, method: string, status: number): void => {
     const key = `${status} ${method} ${route}`
     let bound = series.get(key)
@@ -142,11 +145,15 @@ async function requestMetrics (app: FastifyInstance, opts: { readonly metrics?: 
   app.addHook('onRequest', async (request) => { (request.raw as Marked)[COUNTED] = true })
   app.addHook('onResponse', async (request, reply) => {
     count(ownRoute(request.routeOptions.url), request.method, reply.statusCode)
+    answered(answerKind(routeOf(request.raw).kind, request.method, wasJudged(request.raw)), reply.statusCode, reply.elapsedTime / 1000)
   })
   const onServerRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    const at = performance.now()
     res.once('finish', () => {
       if ((req as Marked)[COUNTED] === true) return
-      count(uncountedRoute(req), req.method ?? 'UNKNOWN', res.statusCode)
+      const method = req.method ?? 'UNKNOWN'
+      count(uncountedRoute(req), method, res.statusCode)
+      answered(answerKind(routeOf(req).kind, method, false), res.statusCode, (performance.now() - at) / 1000)
     })
   }
   app.server.on('request', onServerRequest)

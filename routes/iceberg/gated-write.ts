@@ -7,9 +7,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ClassifiedRequest } from '../../src/edge/classify.js'
 import type { GatedKind } from '../../src/gate/commit-gate.js'
 import { upstreamHeaders } from './forward-buffered.js'
+import { markJudged } from '../../src/edge/request-state.js'
 
 export async function gateWrite (request: FastifyRequest, reply: FastifyReply, route: ClassifiedRequest,
   body: Buffer, scanned = false): Promise<FastifyReply> {
+  markJudged(request.raw)
   const outcome = await request.server.gate.handle({
     kind: route.kind as GatedKind,
     ident: { prefix: route.prefix, namespace: route.namespace, table: route.table },

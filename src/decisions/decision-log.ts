@@ -56,6 +56,8 @@ export interface DecisionLogStats {
   readonly oldestAgeMs: number
   /** Failed store attempts in a row (0 when the last one succeeded). */
   readonly failures: number
+  /** Failed store attempts since the start (a counter for /metrics). */
+  readonly flushFailures: number
 }
 
 const BATCH = 200
@@ -76,6 +78,7 @@ export class DecisionLog {
   #timer: NodeJS.Timeout | undefined
   #pruner: NodeJS.Timeout | undefined
   #failures = 0
+  #flushFailures = 0
   #lastError: string | undefined
   #closed = false
 
@@ -92,7 +95,7 @@ export class DecisionLog {
 
   stats (): DecisionLogStats {
     const oldest = this.#buffer[0]
-    return { pending: this.#buffer.length, oldestAgeMs: oldest === undefined ? 0 : Math.max(0, this.#now() - oldest.at), failures: this.#failures }
+    return { pending: this.#buffer.length, oldestAgeMs: oldest === undefined ? 0 : Math.max(0, this.#now() - oldest.at), failures: this.#failures, flushFailures: this.#flushFailures }
   }
 
   /** An audit sink that queues each record, then hands it (annotated) to `inner`, the log line. */
@@ -224,6 +227,7 @@ export class DecisionLog {
         if (outbox.length > 0) this.#opts.onQueued?.()
       } catch (err) {
         this.#failures++
+        this.#flushFailures++
         this.#lastError = describe(err)
         this.#opts.metrics?.decisionStore.inc({ outcome: 'failed' }, batch.reduce((n, p) => n + p.decisions.length, 0))
         // Once per outage, then every 100th attempt: a down store must not flood the log.

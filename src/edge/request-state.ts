@@ -7,10 +7,12 @@ import { classifyRequest, type ClassifiedRequest } from './classify.js'
 
 const kRoute = Symbol('iceguard.route')
 const kBody = Symbol('iceguard.body')
+const kJudged = Symbol('iceguard.judged')
 
 interface Tagged {
   [kRoute]?: ClassifiedRequest
   [kBody]?: Buffer
+  [kJudged]?: boolean
 }
 
 /**
@@ -46,4 +48,13 @@ export function preReadBody (req: IncomingMessage): Buffer | undefined {
 
 export function setPreReadBody (req: IncomingMessage, body: Buffer): void {
   (req as IncomingMessage & Tagged)[kBody] = body
+}
+
+/** Marks the request as handed to the gate (its answer is timed as a `gated-commit`). */
+export function markJudged (req: IncomingMessage): void {
+  (req as IncomingMessage & Tagged)[kJudged] = true
+}
+
+export function wasJudged (req: IncomingMessage): boolean {
+  return (req as IncomingMessage & Tagged)[kJudged] === true
 }

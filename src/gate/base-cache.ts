@@ -31,6 +31,8 @@ export interface BaseCache {
   delete (key: string): void
   readonly size: number
   readonly bytes: number
+  /** Entries that left for the budget so far. */
+  readonly evictions: number
 }
 
 /** Most caller identities whose digest is remembered; a bound, not a cache size to tune. */
@@ -71,6 +73,7 @@ export function createBaseCache (options: BaseCacheOptions = {}): BaseCache {
     set: (key, etag, metadata, size) => lru.set(key, { etag, metadata }, size),
     delete: key => lru.delete(key),
     get size () { return lru.size },
-    get bytes () { return lru.total }
+    get bytes () { return lru.total },
+    get evictions () { return lru.evictions }
   }
 }

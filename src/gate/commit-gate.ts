@@ -75,6 +75,8 @@ interface GateDeps {
   readonly now?: () => number
   /** Told about faults of the gate itself (a bug, not a request's content), for the log. */
   readonly onError?: (err: unknown) => void
+  /** Runs one step of the write's CPU work, so that the caller can time and trace it (gate-service.ts). */
+  readonly phase?: <T>(name: 'triage' | 'judge', work: () => T) => T
 }
 
 const WARNINGS_HEADER = 'x-iceguard-warnings'
@@ -151,7 +153,8 @@ export async function gateCommit (input: GateInput, deps: GateDeps): Promise<Gat
   }
 
   try {
-    const read = readWrite(input.kind, input.ident, parsed.value)
+    const body = parsed.value
+    const read = phase(deps, 'triage', () => readWrite(input.kind, input.ident, body))
     if ('refusal' in read) {
       trail.tables = read.tables
       trail.flows = read.flows
@@ -169,7 +172,7 @@ export async function gateCommit (input: GateInput, deps: GateDeps): Promise<Gat
     }
     const judged = write.judge === 'base'
       ? await loadAndJudge(input, deps, write, grant)
-      : { judged: write.entries.map(e => judgeWithSettings(deps, write, e, undefined, grant)) }
+      : { judged: phase(deps, 'judge', () => write.entries.map(e => judgeWithSettings(deps, write, e, undefined, grant))) }
     if ('outcome' in judged) {
       if (trail.summary === '') {
         trail.summary = judged.outcome.type === 'answer'
@@ -178,7 +181,8 @@ export async function gateCommit (input: GateInput, deps: GateDeps): Promise<Gat
       }
       return done(input, deps, trail, judged.outcome, judged.verdict)
     }
-    return await enforce(input, deps, trail, decideWrite(write, judged.judged, { assertions: deps.config.assertions, ruleLinks: ruleLinkBase(deps.config.publicUrl, input.headers) }))
+    const decision = phase(deps, 'judge', () => decideWrite(write, judged.judged, { assertions: deps.config.assertions, ruleLinks: ruleLinkBase(deps.config.publicUrl, input.headers) }))
+    return await enforce(input, deps, trail, decision)
   } catch (err) {
     // A fault of the gate itself. Before forwarding it is a definite failure (503, retry later:
     // never 500, which clients read as "state unknown"); after, the commit's fate is unknown.
@@ -293,10 +297,10 @@ async function loadAndJudge (input: GateInput, deps: GateDeps, write: Write, gra
     // The pool may hand a GET to its socket a few microtasks later: let it leave first.
     await new Promise(resolve => setImmediate(resolve))
     try {
-      early = entries.map((e, i) => {
+      early = phase(deps, 'judge', () => entries.map((e, i) => {
         const base = peeked[i]
         return base === undefined ? undefined : judgeWithSettings(deps, write, e, base, grant)
-      })
+      }))
     } catch {
       // The same judgement is made again below, against the confirmed base, where a fault is handled.
       early = []
@@ -305,12 +309,16 @@ async function loadAndJudge (input: GateInput, deps: GateDeps, write: Write, gra
   const loaded = await loading
   if ('outcome' in loaded) return loaded
   return {
-    judged: entries.map((e, i) => {
+    judged: phase(deps, 'judge', () => entries.map((e, i) => {
       const base = loaded.bases[i]
       const ahead = early[i]
       return ahead !== undefined && base !== undefined && ahead.base === base ? ahead : judgeWithSettings(deps, write, e, base, grant)
-    })
+    }))
   }
+}
+
+function phase<T> (deps: GateDeps, name: 'triage' | 'judge', work: () => T): T {
+  return deps.phase === undefined ? work() : deps.phase(name, work)
 }
 
 /** Loads every base in parallel; one failure decides the answer for the whole write. The GETs are sent before this returns. */

@@ -26,6 +26,8 @@ export interface SchemaTexts {
   readonly size: number
   /** Characters of all kept texts. */
   readonly chars: number
+  /** Tables that left for the budget so far. */
+  readonly evictions: number
 }
 
 interface SchemaTextsOptions {
@@ -46,6 +48,7 @@ export function createSchemaTexts (options: SchemaTextsOptions = {}): SchemaText
       else lru.set(key, known, size)
     },
     get size () { return lru.size },
-    get chars () { return lru.total }
+    get chars () { return lru.total },
+    get evictions () { return lru.evictions }
   }
 }

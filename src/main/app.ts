@@ -92,7 +92,14 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   // eslint-disable-next-line prefer-const
   let app: FastifyInstance | undefined
   let closing = false
-  configureTableHistory({ maxBytes: config.gateHistoryMemory, onOutcome: outcome => { processMetrics.tableHistory.inc({ outcome }) } })
+  let historyEvictions = 0
+  const history = configureTableHistory({
+    maxBytes: config.gateHistoryMemory,
+    onOutcome: outcome => {
+      if (outcome === 'evicted') historyEvictions++
+      processMetrics.tableHistory.inc({ outcome })
+    }
+  })
   // The fast lane needs the upstream as configured (an injected upstream is the tests' own).
   const origin = config.upstreamOrigin
   const fastLaneOff = !config.fastLane
@@ -214,6 +221,12 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       id: grant.id, table: grant.table, rules: grant.rules, expiresAt: Date.parse(grant.expiresAt), source: 'seen'
     }))
   })
+  // What /metrics reads at each scrape: the decision log's backlog, the caches, the policy in force.
+  const sources = processMetrics.sources
+  const gate = app.gate
+  sources.decisionLog = () => decisions.log.stats()
+  sources.caches = () => [...gate.caches(), { cache: 'schema-history', entries: history.tables, bytes: history.bytes, evictions: historyEvictions }]
+  sources.policy = () => policyStore
   // Schema commits that reach the fast lane are judged there, by the same gate over the same client.
   fastLane?.useGate(app.gate, (err) => app?.log.error({ err }, 'gate failed'))
   // iceguard's own routes answered in process: the lane keeps their connections (fast-lane/index.ts).

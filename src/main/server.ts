@@ -11,6 +11,7 @@ import { DEFAULT_WAREHOUSE, startEmbeddedCatalog } from '../dev-catalog/index.js
 import { ConfigError, loadConfig, usage, wantsHelp, withUpstreamUrl, type Config } from './config.js'
 import { PolicyError } from '../policy/policy-error.js'
 import { handleProcessErrors } from './process-errors.js'
+import { startTracing, TracingConfigError, type Tracing } from '../telemetry/start-tracing.js'
 
 export interface Running {
   readonly app: FastifyInstance
@@ -45,6 +46,19 @@ export async function main (argv: readonly string[] = process.argv.slice(2), env
     config = { ...config, stateDir: join(dirname(config.warehouse ?? DEFAULT_WAREHOUSE), 'iceguard-state') }
   }
 
+  // Traces only when the standard OTEL_* variables ask for them (src/telemetry/start-tracing.ts).
+  let tracing: Tracing | undefined
+  // The app's logger, once built: export failures are logged there.
+  const logTo: { app?: FastifyInstance } = {}
+  try {
+    tracing = await startTracing(env, { onError: (message) => logTo.app?.log.warn({ traces: message }, 'Cannot export spans: the collector failed; spans are dropped, requests go on') })
+  } catch (err) {
+    if (!(err instanceof TracingConfigError)) throw err
+    process.stderr.write(`iceguard: ${err.message}\n`)
+    process.exitCode = 2
+    return undefined
+  }
+
   let embedded: Awaited<ReturnType<typeof startEmbeddedCatalog>> | undefined
   if (config.upstreamUrl === undefined) {
     embedded = await startEmbeddedCatalog({
@@ -63,9 +77,17 @@ export async function main (argv: readonly string[] = process.argv.slice(2), env
     // A bad policy never starts the server: every problem is printed with its line and column.
     if (!(err instanceof PolicyError)) throw err
     await embedded?.close()
+    await tracing?.shutdown()
     process.stderr.write(`iceguard: ${err.message}\n`)
     process.exitCode = 2
     return undefined
+  }
+  logTo.app = app
+  if (tracing !== undefined) {
+    const traces = tracing
+    // Last: the spans of requests that finish while closing are sent too.
+    app.addHook('onClose', async () => { await traces.shutdown() })
+    app.log.info({ traces: traces.describe }, `tracing on: spans sent over OTLP ${traces.describe}`)
   }
   if (embedded !== undefined) {
     const catalog = embedded

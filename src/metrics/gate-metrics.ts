@@ -4,48 +4,20 @@
  */
 import type { AuditRecord, AuditSink } from '../audit/audit-log.js'
 import { metrics as processMetrics, type BaseLoadOutcome, type IceguardMetrics } from './iceguard-metrics.js'
-import type { BoundCounter } from './registry.js'
-
-/** Most label sets an audit sink keeps a bound series for; others are counted the plain way. */
-const MAX_BOUND = 512
 
 /**
  * An audit sink that counts each decision by verdict and each rule that fired, by severity. It is
- * called once per commit, so each label set's series is bound once and kept (the label key is
- * not rebuilt per commit). Verdicts, rule ids and severities come from the engine, not from the
- * caller, so the sets are few; the bound only guards against a future caller-shaped label.
+ * called once per gated commit, whose judgement costs hundreds of microseconds: prom-client's
+ * per-call label lookup is nothing next to it. Verdicts, rule ids and severities come from the
+ * engine, not from the caller, so the label sets are few.
  */
 export function metricsAuditSink (m: IceguardMetrics = processMetrics): AuditSink {
-  const decisions = new Map<string, BoundCounter>()
-  const findings = new Map<string, BoundCounter>()
-  const decision = (verdict: string): BoundCounter | undefined => {
-    let bound = decisions.get(verdict)
-    if (bound === undefined && decisions.size < MAX_BOUND) {
-      bound = m.decisions.labels({ verdict, source: 'commit' })
-      decisions.set(verdict, bound)
-    }
-    return bound
-  }
-  const finding = (rule: string, severity: 'warn' | 'error'): BoundCounter | undefined => {
-    const key = `${severity}:${rule}`
-    let bound = findings.get(key)
-    if (bound === undefined && findings.size < MAX_BOUND) {
-      bound = m.findings.labels({ rule, severity, source: 'commit' })
-      findings.set(key, bound)
-    }
-    return bound
-  }
   return {
     record (entry: AuditRecord): void {
-      const d = decision(entry.verdict)
-      if (d !== undefined) d.inc()
-      else m.decisions.inc({ verdict: entry.verdict, source: 'commit' })
-      if (entry.rules.length === 0) return
+      m.decisions.inc({ source: 'commit', verdict: entry.verdict })
+      // Label names in order, as every series prints (prom-client prints them as given).
       for (const rule of entry.rules) {
-        const severity = entry.warnings.includes(rule) ? 'warn' : 'error'
-        const f = finding(rule, severity)
-        if (f !== undefined) f.inc()
-        else m.findings.inc({ rule, severity, source: 'commit' })
+        m.findings.inc({ rule, severity: entry.warnings.includes(rule) ? 'warn' : 'error', source: 'commit' })
       }
     }
   }

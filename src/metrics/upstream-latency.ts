@@ -5,7 +5,7 @@
  */
 import diagnosticsChannel from 'node:diagnostics_channel'
 import type { IceguardMetrics } from './iceguard-metrics.js'
-import type { BoundHistogram } from './registry.js'
+import type { BoundHistogram } from './hot-series.js'
 
 interface UndiciRequest { readonly origin?: unknown, readonly method?: string }
 interface HeadersMessage { readonly request: UndiciRequest, readonly response: { readonly statusCode: number } }

@@ -20,6 +20,7 @@ import { metrics } from '../../src/metrics/iceguard-metrics.js'
 import { mintOverride } from '../../src/policy/override-token.js'
 import { run } from '../../src/cli/main.js'
 import type { CliIo } from '../../src/cli/cli-io.js'
+import { counterValue } from '../helpers/metrics.js'
 
 async function cli (args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number, out: string, err: string }> {
   let out = ''
@@ -249,12 +250,12 @@ t.test('a decision store that is down never blocks a commit', async t => {
   // Nothing listens on port 1.
   const proxy = await startProxy(t, { upstream: catalog.url, policy, 'database-url': 'postgres://nobody@127.0.0.1:1/none', env, app: { logger: { level: 'info', stream: audit.stream } } })
   await setup(t, catalog, proxy.url)
-  const failedBefore = metrics.decisionStore.get({ outcome: 'failed' })
+  const failedBefore = await counterValue(metrics.decisionStore, { outcome: 'failed' })
   const conns = await transports(t, proxy.url)
   t.equal((await evolve(proxy.url, 'add-note', conns['node:http'])).status, 200, 'the commit is forwarded')
   t.equal((await evolve(proxy.url, 'drop-qty', conns['fast lane'])).status, 400, 'and a violation refused, as always')
   await flushed(proxy)
-  t.ok(metrics.decisionStore.get({ outcome: 'failed' }) > failedBefore, 'the failed write is counted')
+  t.ok(await counterValue(metrics.decisionStore, { outcome: 'failed' }) > failedBefore, 'the failed write is counted')
   t.ok(proxy.app.decisions.log.pending > 0, 'the decisions wait in the buffer for a retry')
   t.ok(audit.lines.some(l => /Cannot store decisions/.test(l.msg)), 'and the outage is logged')
   const answer = await call(`${proxy.url}/admin/v1/decisions`)

@@ -59,8 +59,8 @@ async function cli (args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code
   return { code, out, err }
 }
 
-function counter (name: string, labels: Record<string, string>): number {
-  const text = metrics.registry.render()
+async function counter (name: string, labels: Record<string, string>): Promise<number> {
+  const text = await metrics.registry.metrics()
   const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`)
   let total = 0
   for (const line of text.split('\n')) {
@@ -146,20 +146,20 @@ t.test('an unknown schema-change op names the known ones', async t => {
 t.test('the API document and its UI are counted as iceguard routes, not Iceberg calls', async t => {
   const proxy = await startProxy(t, { upstream: 'http://127.0.0.1:9' })
   const before = {
-    docs: counter('iceguard_http_requests_total', { route: '/docs/*', method: 'GET' }),
-    json: counter('iceguard_http_requests_total', { route: '/openapi.json', method: 'GET' }),
-    yaml: counter('iceguard_http_requests_total', { route: '/openapi.yaml', method: 'GET' }),
-    iceberg: counter('iceguard_http_requests_total', { route: 'iceberg:local' }) + counter('iceguard_http_requests_total', { route: 'iceberg:passthrough' })
+    docs: (await counter('iceguard_http_requests_total', { route: '/docs/*', method: 'GET' })),
+    json: (await counter('iceguard_http_requests_total', { route: '/openapi.json', method: 'GET' })),
+    yaml: (await counter('iceguard_http_requests_total', { route: '/openapi.yaml', method: 'GET' })),
+    iceberg: (await counter('iceguard_http_requests_total', { route: 'iceberg:local' })) + (await counter('iceguard_http_requests_total', { route: 'iceberg:passthrough' }))
   }
   for (const path of ['/docs', '/docs/static/index.css', '/openapi.json', '/openapi.yaml']) {
     const res = await fetch(proxy.url + path, { redirect: 'manual' })
     await res.arrayBuffer()
     t.ok(res.status < 500, `${path}: ${res.status}`)
   }
-  t.equal(counter('iceguard_http_requests_total', { route: '/docs/*', method: 'GET' }) - before.docs, 2, '/docs and its assets')
-  t.equal(counter('iceguard_http_requests_total', { route: '/openapi.json', method: 'GET' }) - before.json, 1)
-  t.equal(counter('iceguard_http_requests_total', { route: '/openapi.yaml', method: 'GET' }) - before.yaml, 1)
-  t.equal(counter('iceguard_http_requests_total', { route: 'iceberg:local' }) + counter('iceguard_http_requests_total', { route: 'iceberg:passthrough' }), before.iceberg, 'no Iceberg label')
+  t.equal((await counter('iceguard_http_requests_total', { route: '/docs/*', method: 'GET' })) - before.docs, 2, '/docs and its assets')
+  t.equal((await counter('iceguard_http_requests_total', { route: '/openapi.json', method: 'GET' })) - before.json, 1)
+  t.equal((await counter('iceguard_http_requests_total', { route: '/openapi.yaml', method: 'GET' })) - before.yaml, 1)
+  t.equal((await counter('iceguard_http_requests_total', { route: 'iceberg:local' })) + (await counter('iceguard_http_requests_total', { route: 'iceberg:passthrough' })), before.iceberg, 'no Iceberg label')
 })
 
 t.test('a denied commit: its warnings are counted as warnings and kept in its audit line; the refusal links to the rule page', async t => {
@@ -181,9 +181,9 @@ t.test('a denied commit: its warnings are counted as warnings and kept in its au
   schema.fields.push({ id: meta['last-column-id'] + 1, name: 'undocumented', required: false, type: 'string' })
   const body = JSON.stringify(clientShapes.java(meta, schema, 'db', 't'))
 
-  const warnBefore = counter('iceguard_findings_total', { rule: 'COLUMN_DOC_REQUIRED', severity: 'warn', source: 'commit' })
-  const errorBefore = counter('iceguard_findings_total', { rule: 'COLUMN_DOC_REQUIRED', severity: 'error', source: 'commit' })
-  const dropBefore = counter('iceguard_findings_total', { rule: 'COLUMN_NO_DROP', severity: 'error', source: 'commit' })
+  const warnBefore = (await counter('iceguard_findings_total', { rule: 'COLUMN_DOC_REQUIRED', severity: 'warn', source: 'commit' }))
+  const errorBefore = (await counter('iceguard_findings_total', { rule: 'COLUMN_DOC_REQUIRED', severity: 'error', source: 'commit' }))
+  const dropBefore = (await counter('iceguard_findings_total', { rule: 'COLUMN_NO_DROP', severity: 'error', source: 'commit' }))
   // A fresh connection (served by the fast lane) and one that asked for /v1/config first (node:http).
   for (const [transport, viaConfig] of [['fast lane', false], ['node:http', true]] as const) {
     const client = new Client(proxy.url, { pipelining: 1 })
@@ -196,9 +196,9 @@ t.test('a denied commit: its warnings are counted as warnings and kept in its au
     const audit = lines.map(l => JSON.parse(l) as { component?: string, audit?: Record<string, unknown> }).filter(l => l.component === 'audit').at(-1)?.audit
     t.match(audit, { verdict: 'deny', rules: ['COLUMN_NO_DROP', 'COLUMN_DOC_REQUIRED'], warnings: ['COLUMN_DOC_REQUIRED'] }, `${transport}: the audit line keeps the warning`)
   }
-  t.equal(counter('iceguard_findings_total', { rule: 'COLUMN_DOC_REQUIRED', severity: 'warn', source: 'commit' }) - warnBefore, 2, 'counted as warnings')
-  t.equal(counter('iceguard_findings_total', { rule: 'COLUMN_DOC_REQUIRED', severity: 'error', source: 'commit' }) - errorBefore, 0, 'never as errors')
-  t.equal(counter('iceguard_findings_total', { rule: 'COLUMN_NO_DROP', severity: 'error', source: 'commit' }) - dropBefore, 2)
+  t.equal((await counter('iceguard_findings_total', { rule: 'COLUMN_DOC_REQUIRED', severity: 'warn', source: 'commit' })) - warnBefore, 2, 'counted as warnings')
+  t.equal((await counter('iceguard_findings_total', { rule: 'COLUMN_DOC_REQUIRED', severity: 'error', source: 'commit' })) - errorBefore, 0, 'never as errors')
+  t.equal((await counter('iceguard_findings_total', { rule: 'COLUMN_NO_DROP', severity: 'error', source: 'commit' })) - dropBefore, 2)
 
   const behind = await startProxy(t, { upstream: catalog.url, policy: join(dir, 'policy.yaml'), 'public-url': 'https://iceguard.example.com/' })
   const refused = await postJson(`${behind.url}/v1/namespaces/db/tables/t`, body)

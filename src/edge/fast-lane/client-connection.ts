@@ -48,8 +48,11 @@ export interface FastLaneContext {
   /** Gives the socket (its unconsumed bytes already unshifted) to node:http. */
   readonly handOver: (socket: net.Socket) => void
   readonly onError: ((err: UpstreamError, method: string, url: string) => void) | undefined
-  /** Counts an answered request (the request counter of /metrics). */
-  readonly count: (kind: RouteKind, method: string, status: number) => void
+  /**
+   * Counts and times an answered request (the request counter and answer histogram of /metrics):
+   * `judged` when the gate had it, `headAt` the `performance.now()` of its head.
+   */
+  readonly count: (kind: RouteKind, method: string, status: number, judged: boolean, headAt: number) => void
   /** Times an upstream round trip up to its response head. */
   readonly observe: (method: string, status: number, seconds: number) => void
   readonly connections: Set<ClientConnection>
@@ -156,6 +159,10 @@ export class ClientConnection implements UpstreamUser {
   discard = 0
   up: UpstreamConnection | undefined = undefined
   startedAt = 0n
+  /** When the request's head was read (`performance.now()`), for the answer's time. */
+  headAt = 0
+  /** The gate had the request (for the answer's kind). */
+  judged = false
 
   // The answer in flight.
   resBuf: Buffer | undefined = undefined
@@ -350,6 +357,8 @@ export class ClientConnection implements UpstreamUser {
     // (request-head.ts) and a missing or repeated Host.
     if (h.minor !== 1 || h.transferEncoding || h.special || h.hosts !== 1) return this.handOver()
     const ctx = this.ctx
+    this.headAt = performance.now()
+    this.judged = false
     if (ctx.closing()) {
       // A request on a kept-alive connection after SIGTERM, answered as the front door does.
       return this.answerOwn(h, 'passthrough', new GateError(ERRORS.SHUTTING_DOWN, 'iceguard is shutting down; the request was not forwarded and can be retried',
@@ -453,6 +462,7 @@ export class ClientConnection implements UpstreamUser {
   gate (h: RequestHead, headLen: number, route: ClassifiedRequest, body: Buffer, scanned: boolean): void {
     const ctx = this.ctx
     this.take(h, route.kind, route.target, headLen + body.length, true)
+    this.judged = true
     const judging = (ctx.gate as NonNullable<FastLaneContext['gate']>)({
       kind: route.kind as GatedKind,
       ident: { prefix: route.prefix, namespace: route.namespace, table: route.table },
@@ -518,7 +528,7 @@ export class ClientConnection implements UpstreamUser {
       else for (const piece of body) this.socket.write(piece)
       this.socket.uncork()
     }
-    if (count) ctx.count(this.kind, this.method, status)
+    if (count) ctx.count(this.kind, this.method, status, this.judged, this.headAt)
     this.afterAnswer()
   }
 
@@ -807,7 +817,7 @@ export class ClientConnection implements UpstreamUser {
     }
     // Before anything else can write to this socket (the next request, or node:http after a handover).
     this.flushHead()
-    ctx.count(this.kind, this.method, this.status)
+    ctx.count(this.kind, this.method, this.status, this.judged, this.headAt)
     const up = this.up
     this.up = undefined
     if (up !== undefined) {
@@ -888,7 +898,7 @@ export class ClientConnection implements UpstreamUser {
     const out = renderError(err)
     let head = `HTTP/1.1 ${out.statusCode} ${STATUS_CODES[out.statusCode] ?? ''}\r\n`
     for (const [name, value] of Object.entries(out.headers)) if (name !== 'connection') head += `${name}: ${value}\r\n`
-    this.ctx.count(this.kind, this.method, out.statusCode)
+    this.ctx.count(this.kind, this.method, out.statusCode, this.judged, this.headAt)
     // The connection is not reused after a failed exchange: part of a request body may be unread.
     this.socket.end(`${head}connection: close\r\n\r\n${out.body}`, 'utf8', () => { if (this.discard <= 0) this.socket.destroy() })
   }

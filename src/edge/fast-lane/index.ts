@@ -19,7 +19,8 @@ import type tls from 'node:tls'
 import type { RouteKind } from '../classify.js'
 import type { UpstreamError } from '../../errors.js'
 import { metrics, type IceguardMetrics } from '../../metrics/iceguard-metrics.js'
-import type { BoundCounter, BoundHistogram } from '../../metrics/registry.js'
+import type { BoundCounter, BoundHistogram } from '../../metrics/hot-series.js'
+import { answerKind, answerTimer } from '../answer-kind.js'
 import type { GateService } from '../../gate/gate-service.js'
 import type { UpstreamClient } from '../../upstream/undici/client.js'
 import { ClientConnection, type FastLaneContext } from './client-connection.js'
@@ -75,6 +76,7 @@ export class FastLane {
     // One bound series per label set seen (few: operation kinds, methods, statuses), as routes/ops.ts does.
     const counters = new Map<string, BoundCounter>()
     const timers = new Map<string, BoundHistogram>()
+    const answered = answerTimer(m)
     // Audit ids of the commits gated here (Fastify numbers its own requests `req-N`).
     let requests = 0
     const observe = (method: string, status: number, seconds: number): void => {
@@ -110,9 +112,10 @@ export class FastLane {
       closing: opts.closing,
       handOver: () => { throw new Error('the fast lane is not attached to a server') },
       onError: opts.onError,
-      count (kind: RouteKind, method: string, status: number): void {
+      count (kind: RouteKind, method: string, status: number, judged: boolean, headAt: number): void {
         // iceguard's own routes, answered through Fastify's inject, are counted by Fastify's hooks.
         if (kind === 'local') return
+        answered(answerKind(kind, method, judged), status, (performance.now() - headAt) / 1000)
         const key = `${status} ${method} ${kind}`
         let bound = counters.get(key)
         if (bound === undefined) {

@@ -11,6 +11,7 @@ import { DecisionStore } from '../../../src/decisions/decision-store.js'
 import { openSqlite } from '../../../src/decisions/sqlite-driver.js'
 import type { SqlDriver } from '../../../src/decisions/sql-driver.js'
 import { createMetrics } from '../../../src/metrics/iceguard-metrics.js'
+import { counterValue } from '../../helpers/metrics.js'
 
 /** SQLite in memory that fails every call while `down` is set, as a database that went away. */
 function flaky (): { driver: SqlDriver, down: boolean } {
@@ -91,7 +92,7 @@ t.test('a store that is down: buffered, counted, logged once, retried; a full bu
   await log.flush()
   await log.flush()
   t.equal(log.pending, 2, 'both wait in the buffer')
-  t.equal(m.decisionStore.get({ outcome: 'failed' }), 4, 'each failed attempt is counted')
+  t.equal(await counterValue(m.decisionStore, { outcome: 'failed' }), 4, 'each failed attempt is counted')
   t.equal(logged.lines.filter(l => /Cannot store decisions/.test(l.msg)).length, 1, 'the outage is logged once')
 
   sink.record(record(3, { decided: undefined, tables: ['db.a'], tableRefs: [{ namespace: ['db'], name: 'a' }] }))
@@ -100,7 +101,7 @@ t.test('a store that is down: buffered, counted, logged once, retried; a full bu
   const full = lines.records[3]
   t.match(full?.decisionNotStored, /buffer is full \(3 writes waiting; store unavailable: ECONNREFUSED: connection refused\)/, 'the fourth line says it was not stored, and why')
   t.match(full?.decided, [{ name: 'a', findings: [{ rule: 'COLUMN_NO_DROP' }] }], 'and carries the findings it would have stored')
-  t.equal(m.decisionStore.get({ outcome: 'not-stored' }), 2, 'counted per table')
+  t.equal(await counterValue(m.decisionStore, { outcome: 'not-stored' }), 2, 'counted per table')
 
   db.down = false
   await log.flush()
