@@ -1,0 +1,32 @@
+/**
+ * Which indexed views read a table: the view index's answer to "who does this change break".
+ */
+import type { DependentView, ViewReads } from '../iceberg/view-reads.js'
+import { readsTable } from './view-reads.js'
+
+/** A view as the index keeps it: its identifier and what its current version reads. */
+export interface IndexedView {
+  readonly namespace: readonly string[]
+  readonly name: string
+  readonly reads: ViewReads
+}
+
+/** The views that read `table` (namespace levels then name), each with what it reads of it. */
+export function dependentsOf (views: Iterable<IndexedView>, table: readonly string[]): DependentView[] {
+  const out: DependentView[] = []
+  for (const view of views) {
+    const reads = view.reads.tables.filter(tr => readsTable(tr.table, table))
+    if (reads.length === 0) continue
+    const columns = new Map<string, DependentView['columns'][number]>()
+    for (const tr of reads) for (const c of tr.columns) columns.set(c.name.toLowerCase(), c)
+    out.push({
+      namespace: view.namespace,
+      name: view.name,
+      dialects: view.reads.dialects,
+      columns: [...columns.values()],
+      star: reads.some(tr => tr.star),
+      parsed: view.reads.parsed
+    })
+  }
+  return out.sort((a, b) => [...a.namespace, a.name].join('\u0000').localeCompare([...b.namespace, b.name].join('\u0000')))
+}
