@@ -33,6 +33,7 @@ export default async function routes (app: FastifyInstance, options: RoutesOptio
     policy: app.policyStore,
     auth,
     decisions: app.decisions,
+    views: app.viewIndex,
     ...(app.config.overrideSecret === undefined ? {} : { overrideSecret: app.config.overrideSecret })
   })
   await app.register(consoleRoutes, {

@@ -39,3 +39,10 @@ export interface DependentView {
   readonly star: boolean
   readonly parsed: boolean
 }
+
+/** Columns a view version names that a table's current schema does not have. */
+export interface MissingRead {
+  /** Dotted table name. */
+  readonly table: string
+  readonly columns: readonly string[]
+}

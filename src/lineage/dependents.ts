@@ -28,5 +28,6 @@ export function dependentsOf (views: Iterable<IndexedView>, table: readonly stri
       parsed: view.reads.parsed
     })
   }
-  return out.sort((a, b) => [...a.namespace, a.name].join('\u0000').localeCompare([...b.namespace, b.name].join('\u0000')))
+  const key = (v: DependentView): string => [...v.namespace, v.name].join('\u0000')
+  return out.sort((a, b) => key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)
 }

@@ -6,7 +6,7 @@
 import type { Change } from '../diff/schema-change.js'
 import type { ApplyIssue } from '../../iceberg/apply-commit.js'
 import type { Schema, TableMetadata } from '../../iceberg/types.js'
-import type { DependentView } from '../../iceberg/view-reads.js'
+import type { DependentView, MissingRead } from '../../iceberg/view-reads.js'
 
 export type Severity = 'error' | 'warn'
 export type RuleSeverity = Severity | 'off'
@@ -73,13 +73,6 @@ export interface RuleContext {
   readonly viewReads?: readonly MissingRead[]
   /** Options for this rule from the policy (empty object when none). */
   readonly options: Readonly<Record<string, unknown>>
-}
-
-/** Columns a view version names that a table's current schema does not have. */
-export interface MissingRead {
-  /** Dotted table name. */
-  readonly table: string
-  readonly columns: readonly string[]
 }
 
 export interface Rule {

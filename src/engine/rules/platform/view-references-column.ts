@@ -93,3 +93,23 @@ function * missingReads (ctx: RuleContext): Iterable<Violation> {
     }
   }
 }
+
+/**
+ * Dropping (`DELETE …/tables/{t}`) or renaming (`POST …/tables/rename`) a table breaks every view
+ * that reads it, whatever columns it reads: one violation per view, judged under this rule's
+ * settings like a commit's findings.
+ */
+export function tableRemovalViolations (views: readonly DependentView[], verb: 'drop' | 'rename', table: string, to?: string): Violation[] {
+  return views.map(view => {
+    const name = [...view.namespace, view.name].join('.')
+    const dialects = view.dialects.length > 0 ? view.dialects.join(', ') : 'no SQL dialect'
+    const cols = view.star || !view.parsed ? 'every column' : `columns ${view.columns.map(c => c.fieldId === undefined ? c.name : `${c.name} (field ${c.fieldId})`).join(', ')}`
+    return {
+      rule: VIEW_REFERENCES_COLUMN.id,
+      message: `Cannot ${verb} table ${table}${to !== undefined ? ` to ${to}` : ''}: view ${name} (${dialects}) reads it (${cols})` +
+        (to !== undefined ? `; the view would need to read ${to} instead` : ''),
+      explanation: `View ${name} names ${table} in its SQL and fails on its next query once the table is ${verb === 'drop' ? 'dropped' : 'renamed'}. ` +
+        'Drop or replace the view first, or keep the table until its readers have moved.'
+    }
+  })
+}
