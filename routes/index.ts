@@ -40,6 +40,7 @@ export default async function routes (app: FastifyInstance, options: RoutesOptio
     auth,
     tables: createTableReader(app.upstream.client, app.gate.readBase),
     policy: app.policyStore,
+    views: app.viewIndex,
     decisions: options.decisions ?? adminApiDecisionSource(app),
     overrides: options.overrides ?? storedOverrideSource(app.decisions.store),
     secureCookie: app.config.publicUrl?.startsWith('https:') ?? false,

@@ -1,8 +1,10 @@
-import type { SchemaChange } from '../../diff/schema-change.js'
+import type { Change, SchemaChange } from '../../diff/schema-change.js'
+import { indexSchema } from '../../../iceberg/schema-index.js'
+import type { Schema } from '../../../iceberg/types.js'
 import type { DependentView, ReadColumn } from '../../../iceberg/view-reads.js'
 import type { RuleContext, Violation } from '../rule.js'
 import type { PlatformRule } from './platform-rule.js'
-import { droppedFields } from './support.js'
+import { droppedFields, subtree } from './support.js'
 
 type Breaking = Extract<SchemaChange, { kind: 'field-renamed' | 'field-dropped' | 'field-moved' }>
 
@@ -112,4 +114,16 @@ export function tableRemovalViolations (views: readonly DependentView[], verb: '
         'Drop or replace the view first, or keep the table until its readers have moved.'
     }
   })
+}
+
+/**
+ * The views a schema change breaks (a renamed, dropped or moved column they read), as the dry run
+ * and `iceguard check` list them beside the findings.
+ */
+export function viewsBrokenBy (views: readonly DependentView[], changes: readonly Change[], baseSchema: Schema | undefined): DependentView[] {
+  const breaking = changes.filter((c): c is Breaking => c.kind === 'field-renamed' || c.kind === 'field-dropped' || c.kind === 'field-moved')
+  if (breaking.length === 0) return []
+  const index = baseSchema === undefined ? undefined : indexSchema(baseSchema)
+  const droppedIds = new Set(index === undefined ? [] : breaking.filter(c => c.kind === 'field-dropped').flatMap(c => subtree(index, c.fieldId).map(f => f.id)))
+  return views.filter(view => breaking.some(c => touches(view, c, droppedIds)))
 }
