@@ -12,6 +12,8 @@ import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import t from 'tap'
 import { request } from 'undici'
+import type { CliIo } from '../../src/cli/cli-io.js'
+import { run } from '../../src/cli/main.js'
 import { loggerOptions } from '../../src/main/app.js'
 import { startCatalog, startProxy } from '../helpers/index.js'
 import { postJson } from '../helpers/gate-fixtures.js'
@@ -118,6 +120,24 @@ onEveryTransport(t, t => {
     t.same(strictDeps.json.views.map((v: any) => v.identifier.name), ['strict_amounts'])
     t.equal((await getJson(`${proxy.url}/admin/v1/namespaces/sales/tables/nothing/dependents`)).status, 404, 'an unknown table is the catalog\'s 404')
 
+    // The dry run and iceguard check list the views a rename would break; the console shows them.
+    const dry = await postJson(`${proxy.url}/admin/v1/validate`, { table: { namespace: ['sales'], name: 'orders' }, request: rename(FIELDS, 0, 2, 'total').body })
+    t.equal(dry.status, 200, dry.text)
+    t.same((dry.json as any)['affected-views'].map((v: any) => v.identifier.name), ['order_amounts'], 'the dry run lists the view')
+    const noteOnly = await postJson(`${proxy.url}/admin/v1/validate`, { table: { namespace: ['sales'], name: 'orders' }, request: rename(FIELDS, 0, 3, 'comment').body })
+    t.same((noteOnly.json as any)['affected-views'].map((v: any) => v.identifier.name), ['order_amounts'], 'the view reads note in its WHERE')
+    const commitFile = join(work, `rename-${Math.random().toString(36).slice(2)}.json`)
+    writeFileSync(commitFile, JSON.stringify(rename(FIELDS, 0, 2, 'total').body))
+    let out = ''
+    const io: CliIo = { stdout: (text) => { out += text }, stderr: () => {}, env: {}, cwd: work }
+    t.equal(await run(['check', '--request', commitFile, '--url', proxy.url, '--table', 'sales.orders', '--policy', policy], io), 0, 'warn: exit 0')
+    t.match(out, /views it would break: sales\.order_amounts/, 'iceguard check lists the view')
+    const page = await request(`${proxy.url}/console/tables/sales/orders`)
+    const pageText = await page.body.text()
+    t.equal(page.statusCode, 200)
+    t.match(pageText, /data-view="sales\.order_amounts"/, 'the console\'s table page lists the view')
+    t.notOk(pageText.includes(SECRET_SQL_MARK), 'but not its SQL')
+
     // Under `error`: refused, naming the view; nothing reaches the catalog.
     const before = catalog.requests.length
     const refused = await postJson(`${v1}/sales/tables/strict`, rename(FIELDS, 0, 2, 'total').body)
@@ -164,7 +184,12 @@ onEveryTransport(t, t => {
     await proxy.app.decisions.log.flush()
     const decisions = await getJson(`${proxy.url}/admin/v1/decisions?namespace=sales&table=orders&rule=VIEW_REFERENCES_COLUMN`)
     t.equal(decisions.status, 200)
-    t.ok(decisions.json.decisions.some((d: any) => d.kind === 'drop-table' && d.verdict === 'warn'), 'the drop is in the decision log')
+    const drop = decisions.json.decisions.find((d: any) => d.kind === 'drop-table' && d.verdict === 'warn')
+    t.ok(drop, 'the drop is in the decision log')
+    const decisionPage = await request(`${proxy.url}/console/decisions/${encodeURIComponent(String(drop?.id))}`)
+    const decisionText = await decisionPage.body.text()
+    t.match(decisionText, /Views it would break/)
+    t.match(decisionText, /data-view="sales\.order_amounts"/, 'the decision\'s page names the view it would have broken')
 
     const status = await getJson(`${proxy.url}/admin/v1/views/index`)
     t.same({ views: status.json.views, unparsed: status.json.unparsed }, { views: 3, unparsed: 0 })
