@@ -7,7 +7,7 @@
 import type { ViewIndexPort } from '../gate/gate-types.js'
 import type { TableRef } from '../iceberg/rest-path.js'
 import type { DependentView, ViewReads } from '../iceberg/view-reads.js'
-import { dependentsOf } from '../lineage/dependents.js'
+import { DependentsLookup } from '../lineage/dependents.js'
 import { viewKey, type CrawlStatus, type StoredView, type ViewIndexStore, type ViewRef } from './view-index-store.js'
 
 interface ViewIndexOptions {
@@ -32,6 +32,8 @@ export class ViewIndex implements ViewIndexPort {
   readonly #now: () => number
   readonly #onError: (err: unknown) => void
   #views = new Map<string, StoredView>()
+  /** By prefix, built on first use after a change. */
+  #lookups: Map<string, DependentsLookup> | undefined
   #crawl: CrawlStatus | undefined
   #timer: NodeJS.Timeout | undefined
   /** Store writes not yet done: a reload must not undo them. */
@@ -49,20 +51,25 @@ export class ViewIndex implements ViewIndexPort {
   }
 
   dependentsOf (table: TableRef): DependentView[] {
-    const prefix = table.prefix ?? ''
-    const views = [...this.#views.values()].filter(v => v.prefix === prefix)
-    return dependentsOf(views, [...table.namespace, table.name])
+    if (this.#lookups === undefined) {
+      const byPrefix = new Map<string, StoredView[]>()
+      for (const v of this.#views.values()) byPrefix.set(v.prefix, [...(byPrefix.get(v.prefix) ?? []), v])
+      this.#lookups = new Map([...byPrefix].map(([prefix, views]) => [prefix, new DependentsLookup(views)]))
+    }
+    return this.#lookups.get(table.prefix ?? '')?.of([...table.namespace, table.name]) ?? []
   }
 
   written (view: TableRef, reads: ViewReads): void {
     const stored: StoredView = { ...refOf(view), reads, indexedAt: this.#now() }
     this.#views.set(viewKey(stored), stored)
+    this.#lookups = undefined
     this.#track(this.#store.put(stored))
   }
 
   dropped (view: TableRef): void {
     const ref = refOf(view)
     this.#views.delete(viewKey(ref))
+    this.#lookups = undefined
     this.#track(this.#store.remove(ref))
   }
 
@@ -86,6 +93,7 @@ export class ViewIndex implements ViewIndexPort {
       await Promise.all(this.#pending)
       const [views, status] = await Promise.all([this.#store.list(), this.#store.status()])
       this.#views = new Map(views.map(v => [viewKey(v), v]))
+      this.#lookups = undefined
       this.#crawl = status
     } catch (err) {
       this.#onError(err)

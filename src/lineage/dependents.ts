@@ -31,3 +31,26 @@ export function dependentsOf (views: Iterable<IndexedView>, table: readonly stri
   const key = (v: DependentView): string => [...v.namespace, v.name].join('\u0000')
   return out.sort((a, b) => key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)
 }
+
+/**
+ * `dependentsOf` over views grouped by the last part of each table they read (a table's own name,
+ * with or without a catalog in front), so a commit looks at the few views that may read its table
+ * rather than the whole index. Built once per change of the index.
+ */
+export class DependentsLookup {
+  readonly #byName = new Map<string, IndexedView[]>()
+
+  constructor (views: Iterable<IndexedView>) {
+    for (const view of views) {
+      for (const name of new Set(view.reads.tables.map(tr => (tr.table.at(-1) ?? '').toLowerCase()))) {
+        const list = this.#byName.get(name)
+        if (list === undefined) this.#byName.set(name, [view])
+        else list.push(view)
+      }
+    }
+  }
+
+  of (table: readonly string[]): DependentView[] {
+    return dependentsOf(this.#byName.get((table.at(-1) ?? '').toLowerCase()) ?? [], table)
+  }
+}
