@@ -219,5 +219,26 @@ onEveryTransport(t, t => {
     const deps = await getJson(`${proxy.url}/admin/v1/namespaces/sales/tables/orders/dependents`)
     t.same(deps.json.views.map((v: any) => [v.identifier.namespace.join('.'), v.identifier.name, v.star, v.parsed]),
       [['sales.eu', 'eu_orders', true, true], ['sales', 'odd', true, false]], 'by identifier levels; the unparsed one reads every column')
+
+    // With a catalog credential the crawl is complete, and the credential reaches no log line.
+    const log = capture()
+    const token = 'catalog-token-zz9-secret'
+    const withToken = await startProxy(t, {
+      upstream: catalog.url,
+      'view-index-interval': '3600',
+      env: { ICEGUARD_CATALOG_TOKEN: token },
+      app: { logger: { ...loggerOptions({ logLevel: 'trace' }) as object, stream: log.stream } }
+    })
+    let crawled: any
+    for (let i = 0; i < 100; i++) {
+      crawled = (await getJson(`${withToken.url}/admin/v1/views/index`)).json
+      if (crawled['indexed-at'] !== undefined) break
+      await new Promise(resolve => setTimeout(resolve, 50))
+    }
+    t.same({ views: crawled.views, complete: crawled.complete, errors: crawled.errors }, { views: 2, complete: true, errors: [] })
+    const auths = catalog.requests.filter(r => r.headers.authorization === `Bearer ${token}`)
+    t.ok(auths.some(r => r.url.startsWith('/v1/namespaces/sales/views/')), 'the crawl sent the token to the catalog')
+    t.notOk(log.lines.some(l => l.includes(token)), 'the token reaches no log line')
+    t.notOk(log.lines.some(l => l.includes('FOR VERSION AS OF')), 'nor does a crawled view\'s SQL')
   })
 })
