@@ -34,6 +34,10 @@ export async function startViewIndex (config: ViewIndexConfig, store: DecisionSt
     onError: (err) => {
       if (!failing) log.warn({ err: (err as Error).message }, 'Cannot read or write the view index in the decision store: the index goes on from memory')
       failing = true
+    },
+    onReload: () => {
+      if (failing) log.info({}, 'the view index reads the decision store again')
+      failing = false
     }
   })
   await index.refresh()

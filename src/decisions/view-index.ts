@@ -15,6 +15,8 @@ interface ViewIndexOptions {
   readonly now?: () => number
   /** A store call failed: the index goes on from memory. */
   readonly onError?: (err: unknown) => void
+  /** A reload from the store succeeded (after a failure, the store is back). */
+  readonly onReload?: () => void
 }
 
 /** `GET /admin/v1/views/index`. */
@@ -31,6 +33,7 @@ export class ViewIndex implements ViewIndexPort {
   readonly #refreshMs: number
   readonly #now: () => number
   readonly #onError: (err: unknown) => void
+  readonly #onReload: () => void
   #views = new Map<string, StoredView>()
   /** By prefix, built on first use after a change. */
   #lookups: Map<string, DependentsLookup> | undefined
@@ -44,6 +47,7 @@ export class ViewIndex implements ViewIndexPort {
     this.#refreshMs = opts.refreshMs ?? 5000
     this.#now = opts.now ?? Date.now
     this.#onError = opts.onError ?? (() => {})
+    this.#onReload = opts.onReload ?? (() => {})
   }
 
   get store (): ViewIndexStore {
@@ -95,6 +99,7 @@ export class ViewIndex implements ViewIndexPort {
       this.#views = new Map(views.map(v => [viewKey(v), v]))
       this.#lookups = undefined
       this.#crawl = status
+      this.#onReload()
     } catch (err) {
       this.#onError(err)
     }

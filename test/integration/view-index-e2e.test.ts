@@ -165,6 +165,16 @@ onEveryTransport(t, t => {
     const fresh = await postJson(`${v1}/sales/views`, createView('fresh_amounts', 'SELECT id, total FROM orders'))
     t.notMatch(String(fresh.headers['x-iceguard-warnings']), /VIEW_REFERENCES_COLUMN/, 'a view reading the new name is not')
 
+    // A registered view is read from the catalog once accepted (its metadata file is the catalog's).
+    const direct = await postJson(`${catalog.url}/v1/namespaces/sales/views`, createView('direct_amounts', 'SELECT note FROM orders'))
+    t.equal(direct.status, 200, 'a view created straight at the catalog')
+    const registered = await postJson(`${v1}/sales/register-view`, { name: 'registered_notes', 'metadata-location': (direct.json as any)['metadata-location'] })
+    t.equal(registered.status, 200, registered.text)
+    const withRegistered = await getJson(`${proxy.url}/admin/v1/namespaces/sales/tables/orders/dependents`)
+    t.same(withRegistered.json.views.find((v: any) => v.identifier.name === 'registered_notes')?.columns, [{ 'field-id': 3, name: 'note' }], 'the registered view is indexed')
+    t.notOk(withRegistered.json.views.some((v: any) => v.identifier.name === 'direct_amounts'), 'one created around iceguard waits for the crawl')
+    t.equal((await request(`${v1}/sales/views/registered_notes`, { method: 'DELETE' })).statusCode, 204)
+
     // A renamed view is known by its new name; a dropped one is gone.
     t.equal((await postJson(`${proxy.url}/v1/views/rename`, { source: { namespace: ['sales'], name: 'fresh_amounts' }, destination: { namespace: ['sales'], name: 'fresh_totals' } })).status, 204)
     t.equal((await request(`${v1}/sales/views/stale_amounts`, { method: 'DELETE' })).statusCode, 204)
