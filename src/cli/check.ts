@@ -38,10 +38,10 @@ export const CHECK_USAGE = `Usage: iceguard check --request commit.json (--metad
                a break-glass token (iceguard override): verified with ICEGUARD_OVERRIDE_SECRET
                exactly as the gate verifies it; its rules' errors become warnings on its table,
                and a token that does not verify is refused (exit 1) with the gate's message
-  --dependents the views that read the table: an answer of iceguard's
-               GET /admin/v1/namespaces/{ns}/tables/{t}/dependents saved to a file; with --url
-               pointing at iceguard they are read from it. Views the change would break are
-               listed, and judged by VIEW_REFERENCES_COLUMN
+  --dependents the views that read the table: a running iceguard's URL (its
+               GET /admin/v1/namespaces/{ns}/tables/{t}/dependents is asked, with --token), or
+               that answer saved to a file. Views the change would break are listed, and
+               judged by VIEW_REFERENCES_COLUMN
   --format     text (default), json (as POST /admin/v1/validate), junit, github (workflow
                commands), gitlab (Code Quality report)
 
@@ -136,9 +136,12 @@ export async function runCheck (args: string[], io: CliIo): Promise<ExitCode> {
     } else {
       throw new UsageError('check needs the table\'s current metadata for a CommitTableRequest: --metadata <table.json>, or --url <iceguard or catalog> to load it')
     }
-    dependents = values.dependents !== undefined
-      ? dependentsFromWire(readJsonFile(io.cwd, values.dependents, 'dependents'), values.dependents)
-      : values.url !== undefined ? await loadDependents({ url: values.url, token: values.token ?? io.env.ICEGUARD_TOKEN }, table) : undefined
+    const from = values.dependents
+    dependents = from === undefined
+      ? undefined
+      : /^https?:\/\//i.test(from)
+        ? await loadDependents({ url: from, token: values.token ?? io.env.ICEGUARD_TOKEN }, table)
+        : dependentsFromWire(readJsonFile(io.cwd, from, 'dependents'), from)
     const views = dependents
     evaluation = evaluateUnder(settings, read.grant, table, s => evaluateCommit({ base, request, settings: s, target: 'table', ...(views !== undefined && { dependents: views }) }))
   }

@@ -1,7 +1,6 @@
 /**
- * The views that read a table, for `iceguard check`: from a saved answer of iceguard's
- * `GET /admin/v1/namespaces/{ns}/tables/{t}/dependents` (`--dependents`), or asked of the iceguard
- * `--url` points at. A `--url` that is a catalog rather than iceguard has no such route: no views.
+ * The views that read a table, for `iceguard check --dependents`: asked of a running iceguard
+ * (`GET /admin/v1/namespaces/{ns}/tables/{t}/dependents`), or read from that answer saved to a file.
  */
 import { request } from 'undici'
 import { isObject } from '../iceberg/json-values.js'
@@ -30,7 +29,7 @@ export function dependentsFromWire (json: unknown, file: string): DependentView[
   })
 }
 
-export async function loadDependents (source: { readonly url: string, readonly token?: string }, table: TableRef): Promise<DependentView[] | undefined> {
+export async function loadDependents (source: { readonly url: string, readonly token?: string }, table: TableRef): Promise<DependentView[]> {
   const base = source.url.replace(/\/+$/, '')
   const headers: Record<string, string> = { accept: 'application/json' }
   if (source.token !== undefined && source.token !== '') headers.authorization = `Bearer ${source.token}`
@@ -38,9 +37,10 @@ export async function loadDependents (source: { readonly url: string, readonly t
   try {
     const res = await request(`${base}/admin/v1/namespaces/${encodeURIComponent(namespaceSegment(table.namespace))}/tables/${encodeURIComponent(table.name)}/dependents${query}`, { headers })
     const text = await res.body.text()
-    if (res.statusCode !== 200) return undefined
+    if (res.statusCode !== 200) throw new UsageError(`Cannot read the views that read the table from ${base}: GET …/dependents answered ${res.statusCode}`)
     return dependentsFromWire(JSON.parse(text), `${base}/admin/v1/…/dependents`)
-  } catch {
-    return undefined
+  } catch (err) {
+    if (err instanceof UsageError) throw err
+    throw new UsageError(`Cannot read the views that read the table from ${base}: ${(err as { code?: string }).code ?? (err as Error).message}`)
   }
 }

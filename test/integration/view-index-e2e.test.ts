@@ -130,8 +130,13 @@ onEveryTransport(t, t => {
     writeFileSync(commitFile, JSON.stringify(rename(FIELDS, 0, 2, 'total').body))
     let out = ''
     const io: CliIo = { stdout: (text) => { out += text }, stderr: () => {}, env: {}, cwd: work }
-    t.equal(await run(['check', '--request', commitFile, '--url', proxy.url, '--table', 'sales.orders', '--policy', policy], io), 0, 'warn: exit 0')
+    t.equal(await run(['check', '--request', commitFile, '--url', proxy.url, '--dependents', proxy.url, '--table', 'sales.orders', '--policy', policy], io), 0, 'warn: exit 0')
     t.match(out, /views it would break: sales\.order_amounts/, 'iceguard check lists the view')
+    const saved = join(work, `dependents-${Math.random().toString(36).slice(2)}.json`)
+    writeFileSync(saved, JSON.stringify(deps.json))
+    out = ''
+    t.equal(await run(['check', '--request', commitFile, '--url', proxy.url, '--dependents', saved, '--table', 'sales.orders', '--format', 'json'], io), 0)
+    t.same(JSON.parse(out)['affected-views'].map((v: any) => v.identifier.name), ['order_amounts'], 'or from a saved dependents answer')
     const page = await request(`${proxy.url}/console/tables/sales/orders`)
     const pageText = await page.body.text()
     t.equal(page.statusCode, 200)
