@@ -7,7 +7,7 @@
  *     ← gate    src/gate
  *     ← edge    src/edge, src/plugins, routes/, wired by src/main
  *   src/json (bytes ↔ model) and src/upstream (bytes to the catalog) sit below the gate;
- *   the embedded catalog (src/dev-catalog) → model and json only.
+ *   the embedded catalog (src/dev-catalog) → model and json only; what views read (src/lineage) → model only.
  *
  * Run by `npm run lint`. Type-only imports count: a cycle of types is still a cycle to a reader.
  */
@@ -64,6 +64,13 @@ module.exports = {
       comment: 'The decision half of the gate is pure: no Fastify, no node:http, no undici.',
       from: { path: '^src/(engine/|gate/(judge-write|gate-answers|inject-requirements)\\.ts$)' },
       to: { path: '(^|/)node_modules/(fastify|undici|@fastify)/|^(http|https|net|node:http|node:https|node:net)$' }
+    },
+    {
+      name: 'lineage-on-model',
+      comment: 'What a view reads is worked out from SQL text and the model alone: no store, no gate, no HTTP.',
+      severity: 'error',
+      from: { path: '^src/lineage/' },
+      to: { path: ours, pathNot: '^src/(lineage|iceberg)/' }
     },
     {
       name: 'json-on-model',

@@ -33,12 +33,14 @@ export default async function routes (app: FastifyInstance, options: RoutesOptio
     policy: app.policyStore,
     auth,
     decisions: app.decisions,
+    views: app.viewIndex,
     ...(app.config.overrideSecret === undefined ? {} : { overrideSecret: app.config.overrideSecret })
   })
   await app.register(consoleRoutes, {
     auth,
     tables: createTableReader(app.upstream.client, app.gate.readBase),
     policy: app.policyStore,
+    views: app.viewIndex,
     decisions: options.decisions ?? adminApiDecisionSource(app),
     overrides: options.overrides ?? storedOverrideSource(app.decisions.store),
     secureCookie: app.config.publicUrl?.startsWith('https:') ?? false,

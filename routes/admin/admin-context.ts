@@ -10,6 +10,8 @@ import { upstreamTableLoader } from '../../src/gate/load-base.js'
 import { parseUpstreamBody } from '../../src/json/parse-commit-body.js'
 import type { OverrideVerifier } from '../../src/gate/override.js'
 import type { TableMetadata } from '../../src/iceberg/types.js'
+import type { DependentView } from '../../src/iceberg/view-reads.js'
+import type { ViewIndexStatus } from '../../src/decisions/view-index.js'
 import type { Decisions } from '../../src/decisions/index.js'
 import type { IceguardMetrics } from '../../src/metrics/iceguard-metrics.js'
 import type { Policy } from '../../src/policy/policy.js'
@@ -45,6 +47,14 @@ export interface AdminRoutesOptions {
   readonly overrideSecret?: string
   /** The decision log and override records; without it those routes are not served. */
   readonly decisions?: Decisions
+  /** The view index (docs/view-index.md); without it the dependents and index routes are not served. */
+  readonly views?: ViewIndexReader
+}
+
+/** What the admin API reads of the view index. */
+export interface ViewIndexReader {
+  dependentsOf (table: TableRef): readonly DependentView[]
+  status (): ViewIndexStatus
 }
 
 /** Thrown to send an upstream's own answer back as it came (404, 401, 403 on a table read). */

@@ -30,6 +30,7 @@ import rulesRoute from './rules.js'
 import schemaChangesRoutes from './schema-changes.js'
 import schemaHistoryRoute from './schema-history.js'
 import validateRoute from './validate.js'
+import viewIndexRoutes from './views.js'
 
 async function adminRoutes (app: FastifyInstance, options: AdminRoutesOptions): Promise<void> {
   addSharedSchemas(app)
@@ -83,6 +84,7 @@ async function adminRoutes (app: FastifyInstance, options: AdminRoutesOptions): 
   await app.register(decisionRoutes, { scope })
   await app.register(overrideRoutes, { scope })
   await app.register(compatibilityRoute, { scope })
+  await app.register(viewIndexRoutes, { scope })
 }
 
 export default adminRoutes

@@ -51,8 +51,12 @@ export default async function validateRoute (app: FastifyInstance, { scope }: { 
 
   function judge (table: TableRef, request: Record<string, unknown>, base: TableMetadata | undefined, grant: OverrideGrant | undefined): TableValidation {
     // As the gate: the token's rules become warnings for its own table only.
-    const evaluation = evaluateUnder(options.policy.resolve(table), grant, table, settings => evaluateCommit({ base, request, settings, target: 'table' }))
-    return { table: { namespace: [...table.namespace], name: table.name }, ...evaluationToWire(evaluation) }
+    // As the gate: the views that read the table are the rule's and the answer's.
+    const dependents = options.views?.dependentsOf(table)
+    const evaluation = evaluateUnder(options.policy.resolve(table), grant, table, settings => evaluateCommit({
+      base, request, settings, target: 'table', ...(dependents !== undefined && { dependents })
+    }))
+    return { table: { namespace: [...table.namespace], name: table.name }, ...evaluationToWire({ ...evaluation, ...(dependents !== undefined && { dependents }) }) }
   }
 
   app.withTypeProvider<TypeBoxTypeProvider>().post('/validate', {

@@ -20,7 +20,7 @@ import type { OverrideSource } from '../../src/console/override-source.js'
 import { GateError } from '../../src/errors.js'
 import { namespaceSegment, tableName } from '../../src/iceberg/rest-path.js'
 import { SCHEMA_PAGE_MAX } from '../../src/schemas/schema-history.js'
-import type { TableReader } from '../admin/admin-context.js'
+import type { TableReader, ViewIndexReader } from '../admin/admin-context.js'
 import type { AdminPolicy } from '../admin/admin-context.js'
 import { createConsoleSessions } from '../../src/auth/console-sessions.js'
 import { catalogAuthorization, consoleCredential, SESSION_SECONDS, sessionId, signInCookie, signOutCookie } from './console-auth.js'
@@ -30,6 +30,8 @@ interface ConsoleOptions {
   readonly auth: AdminAuth
   readonly tables: TableReader
   readonly policy: AdminPolicy
+  /** The view index: the table page lists the views that read the table. */
+  readonly views?: ViewIndexReader | undefined
   /** Where decisions come from; absent: the page says the decision log is not available. */
   readonly decisions?: DecisionSource | undefined
   /** Where the overrides in force come from; absent: the page says override records are not available. */

@@ -13,12 +13,13 @@ import type { OverrideInForce, OverrideSource } from '../../src/console/override
 import { GateError } from '../../src/errors.js'
 import type { TableMetadata } from '../../src/iceberg/types.js'
 import { tableName } from '../../src/iceberg/rest-path.js'
-import { namespaceFromPath, RelayedAnswer, type AdminPolicy, type TableReader } from '../admin/admin-context.js'
+import { namespaceFromPath, RelayedAnswer, type AdminPolicy, type TableReader, type ViewIndexReader } from '../admin/admin-context.js'
 
 interface Sources {
   readonly tables: TableReader
   readonly policy: AdminPolicy
   readonly overrides?: OverrideSource | undefined
+  readonly views?: ViewIndexReader | undefined
 }
 
 type Result = { readonly ok: true, readonly table: TableView['table'], readonly body: Html } | { readonly ok: false, readonly problem: string }
@@ -73,7 +74,11 @@ export async function tableView (sources: Sources, namespaceSegment: string, nam
       overrides = { ok: false, problem: `Cannot list the overrides: ${(err as Error).message}` }
     }
   }
-  const view: TableView = { table, ...(prefix !== undefined && { prefix }), history, pages, policy: effectivePolicyToWire(resolved.explain()), contract, overrides }
+  // Readers are shown only to a viewer the catalog lets read the table, as the admin API's dependents.
+  const dependents: TableView['dependents'] = sources.views === undefined
+    ? { ok: false, problem: 'The view index is not available on this server.' }
+    : !metadata.ok ? metadata : { ok: true, value: { views: sources.views.dependentsOf({ ...table, ...(prefix !== undefined && { prefix }) }), complete: sources.views.status().complete } }
+  const view: TableView = { table, ...(prefix !== undefined && { prefix }), history, pages, policy: effectivePolicyToWire(resolved.explain()), contract, overrides, dependents }
   return { ok: true, table, body: tableBody(view) }
 }
 

@@ -19,6 +19,8 @@ import { parseTableName, readJsonFile, readMetadataFile } from './read-input.js'
 import { FORMATS, isReportFormat, renderReport } from './report-formats.js'
 import { requestLines } from './request-lines.js'
 import { tableName, type TableRef } from '../iceberg/rest-path.js'
+import type { DependentView } from '../iceberg/view-reads.js'
+import { dependentsFromWire, loadDependents } from './dependents.js'
 
 export const CHECK_USAGE = `Usage: iceguard check --request commit.json (--metadata table.json | --url <url>) [--table ns.name]
                       [--policy policy.yaml] [--format ${FORMATS.join('|')}]
@@ -36,6 +38,10 @@ export const CHECK_USAGE = `Usage: iceguard check --request commit.json (--metad
                a break-glass token (iceguard override): verified with ICEGUARD_OVERRIDE_SECRET
                exactly as the gate verifies it; its rules' errors become warnings on its table,
                and a token that does not verify is refused (exit 1) with the gate's message
+  --dependents the views that read the table: a running iceguard's URL (its
+               GET /admin/v1/namespaces/{ns}/tables/{t}/dependents is asked, with --token), or
+               that answer saved to a file. Views the change would break are listed, and
+               judged by VIEW_REFERENCES_COLUMN
   --format     text (default), json (as POST /admin/v1/validate), junit, github (workflow
                commands), gitlab (Code Quality report)
 
@@ -83,6 +89,7 @@ export async function runCheck (args: string[], io: CliIo): Promise<ExitCode> {
       table: { type: 'string' },
       policy: { type: 'string' },
       'override-token': { type: 'string' },
+      dependents: { type: 'string' },
       format: { type: 'string', default: 'text' }
     },
     strict: true,
@@ -117,6 +124,7 @@ export async function runCheck (args: string[], io: CliIo): Promise<ExitCode> {
   }
 
   let evaluation
+  let dependents: DependentView[] | undefined
   if (isCreate) {
     evaluation = evaluateUnder(settings, read.grant, table, s => evaluateCreate({ request, settings: s }))
   } else {
@@ -128,9 +136,16 @@ export async function runCheck (args: string[], io: CliIo): Promise<ExitCode> {
     } else {
       throw new UsageError('check needs the table\'s current metadata for a CommitTableRequest: --metadata <table.json>, or --url <iceguard or catalog> to load it')
     }
-    evaluation = evaluateUnder(settings, read.grant, table, s => evaluateCommit({ base, request, settings: s, target: 'table' }))
+    const from = values.dependents
+    dependents = from === undefined
+      ? undefined
+      : /^https?:\/\//i.test(from)
+        ? await loadDependents({ url: from, token: values.token ?? io.env.ICEGUARD_TOKEN }, table)
+        : dependentsFromWire(readJsonFile(io.cwd, from, 'dependents'), from)
+    const views = dependents
+    evaluation = evaluateUnder(settings, read.grant, table, s => evaluateCommit({ base, request, settings: s, target: 'table', ...(views !== undefined && { dependents: views }) }))
   }
-  const wire = evaluationToWire(evaluation)
+  const wire = evaluationToWire({ ...evaluation, ...(dependents !== undefined && { dependents }) })
   // Rule pages are served by iceguard: under its public URL, or the --url the table came from.
   const docsBase = (io.env.ICEGUARD_PUBLIC_URL ?? values.url ?? '').replace(/\/+$/, '')
   const response: ValidateResponse = {

@@ -64,6 +64,8 @@ function renderText (r: ValidateResponse): string {
       lines.push(`        see ${f.doc}`)
     }
     for (const c of t.conflicts ?? []) lines.push(`  conflict: ${c}`)
+    const views = t['affected-views'] ?? []
+    if (views.length > 0) lines.push(`  views it would break: ${views.map(v => [...v.identifier.namespace, v.identifier.name].join('.')).join(', ')}`)
   }
   if (r.tables !== undefined && r.tables.length > 1) lines.push(`transaction: ${r.verdict}`)
   if (r.override !== undefined) lines.push(overrideLine(r.override))

@@ -29,5 +29,13 @@ export function decisionBody (d: DecisionRecord): Html {
   return html`<p><a href="/console/decisions">← All decisions</a></p>
 <dl class="decision" data-decision="${d.id}">${fields.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>
 <h2>Findings</h2>${d.findings.length === 0 ? html`<p>No findings.</p>` : html`<ul class="findings">${d.findings.map(findingItem)}</ul>`}
-<h2>Override</h2>${overrideBlock(d.override)}`
+${brokenViews(d)}<h2>Override</h2>${overrideBlock(d.override)}`
+}
+
+/** VIEW_REFERENCES_COLUMN names one view per finding (`… view ns.v (spark) reads …`): the views this change would break. */
+function brokenViews (d: DecisionRecord): Html {
+  const views = [...new Set(d.findings.filter(f => f.rule === 'VIEW_REFERENCES_COLUMN')
+    .map(f => /\bview (\S+) \(/.exec(f.message)?.[1]).filter((v): v is string => v !== undefined))]
+  if (views.length === 0) return html``
+  return html`<h2>Views it would break</h2><ul class="views">${views.map(v => html`<li data-view="${v}"><code>${v}</code></li>`)}</ul>`
 }

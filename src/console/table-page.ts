@@ -10,6 +10,7 @@ import type { EffectivePolicyWire } from '../schemas/effective-policy.js'
 import type { SchemaHistory } from '../schemas/schema-history.js'
 import { consolePath, html, query, type Html } from './html.js'
 import type { OverrideInForce } from './override-source.js'
+import type { DependentView } from '../iceberg/view-reads.js'
 
 /** Either the value, or a sentence saying why it could not be shown. */
 export type Shown<T> = { readonly ok: true, readonly value: T } | { readonly ok: false, readonly problem: string }
@@ -35,6 +36,8 @@ export interface TableView {
   /** undefined: no contract applies to the table. */
   readonly contract: Shown<ContractReport> | undefined
   readonly overrides: Shown<readonly OverrideInForce[]>
+  /** The views of the catalog that read the table (the view index), and whether the index is complete. */
+  readonly dependents?: Shown<{ readonly views: readonly DependentView[], readonly complete: boolean }>
 }
 
 function typeText (t: unknown): string {
@@ -115,5 +118,19 @@ export function tableBody (view: TableView): Html {
 <h2>Schema timeline</h2>${view.history.ok ? timeline(view.history.value, pageLinks(view)) : html`<p class="notice error">${view.history.problem}</p>`}
 <h2>Effective policy</h2>${policy(view.policy)}
 <h2>Contract</h2>${contract(view.contract)}
-<h2>Overrides in force</h2>${overrides(view.overrides)}`
+<h2>Overrides in force</h2>${overrides(view.overrides)}
+<h2>Views that read this table</h2>${dependents(view.dependents)}`
+}
+
+/** The views a rename or drop here would break: names and columns only, never their SQL. */
+function dependents (shown: TableView['dependents']): Html {
+  if (shown === undefined) return html`<p>The view index is not available on this server.</p>`
+  if (!shown.ok) return html`<p class="notice error">${shown.problem}</p>`
+  const note = shown.value.complete ? html`` : html`<p class="notice">The catalog has not been crawled completely: views written through iceguard are listed, others may be missing.</p>`
+  if (shown.value.views.length === 0) return html`${note}<p>No view is known to read this table.</p>`
+  const columns = (v: DependentView): Html => v.star || !v.parsed
+    ? html`<em>every column</em>${v.parsed ? html` (<code>*</code>)` : html` (its SQL could not be parsed)`}`
+    : html`${v.columns.map((c, i) => html`${i === 0 ? '' : ', '}<code>${c.name}</code>${c.fieldId === undefined ? '' : html` (id ${c.fieldId})`}`)}`
+  return html`${note}<table class="dependents"><thead><tr><th>View</th><th>Dialects</th><th>Columns read</th></tr></thead><tbody>${shown.value.views.map(v =>
+    html`<tr data-view="${[...v.namespace, v.name].join('.')}"><td><code>${[...v.namespace, v.name].join('.')}</code></td><td>${v.dialects.join(', ')}</td><td>${columns(v)}</td></tr>`)}</tbody></table>`
 }

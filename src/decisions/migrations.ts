@@ -82,6 +82,28 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
       'CREATE INDEX webhook_outbox_due ON webhook_outbox (delivered_at, failed_at, next_at)'
     ]
+  },
+  {
+    version: 4,
+    name: 'view index',
+    statements: [
+      // What each view of the catalog reads (docs/view-index.md); never its SQL text.
+      `CREATE TABLE view_index (
+        view_key TEXT PRIMARY KEY,
+        prefix TEXT NOT NULL,
+        namespace TEXT NOT NULL,
+        view_name TEXT NOT NULL,
+        reads TEXT NOT NULL,
+        indexed_at BIGINT NOT NULL
+      )`,
+      'CREATE INDEX view_index_changed ON view_index (indexed_at)',
+      `CREATE TABLE view_index_status (
+        id INTEGER PRIMARY KEY,
+        indexed_at BIGINT NOT NULL,
+        complete INTEGER NOT NULL,
+        errors TEXT NOT NULL
+      )`
+    ]
   }
 ]
 

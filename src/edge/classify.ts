@@ -55,7 +55,8 @@ export interface ClassifiedRequest {
 
 /** The kinds that carry a body the gate may need to read. */
 export const WRITE_KINDS: ReadonlySet<RouteKind> = new Set<RouteKind>([
-  'update-table', 'transaction', 'create-table', 'register-table', 'update-view', 'create-view', 'register-view'
+  'update-table', 'transaction', 'create-table', 'register-table', 'update-view', 'create-view', 'register-view',
+  'drop-table', 'rename-table', 'drop-view', 'rename-view'
 ])
 
 const NONE: readonly string[] = Object.freeze([])

@@ -3,10 +3,11 @@
  * the method, the path template and the operationId as the REST OpenAPI spells them
  * (apache/iceberg `open-api/rest-catalog-open-api.yaml`), plus iceguard's treatment:
  *
- * - `gate`: a write that can install or replace table or view metadata. The gate judges it (or
+ * - `gate`: a write that can install or replace table or view metadata, or drop or rename a table
+ *   or view (a view may read the table; the view index follows the views). The gate judges it (or
  *   refuses it) before anything is forwarded; `kind` names the gate's flow.
  * - `pass`: a write known to be safe to forward unjudged (it creates no schema: namespaces,
- *   renames, drops, metrics, scan planning, signing, tokens).
+ *   unregistering, metrics, scan planning, signing, tokens).
  * - `read`: GET and HEAD.
  * - `config`: `GET /v1/config`, forwarded and rewritten (src/edge/catalog-config.ts).
  *
@@ -70,13 +71,13 @@ export const REST_ROUTES: readonly RestRoute[] = [
   { method: 'POST', path: `${NS}/register`, operationId: 'registerTable', treatment: 'gate', kind: 'register-table' },
   { method: 'GET', path: TABLE, operationId: 'loadTable', treatment: 'read' },
   { method: 'POST', path: TABLE, operationId: 'updateTable', treatment: 'gate', kind: 'update-table' },
-  { method: 'DELETE', path: TABLE, operationId: 'dropTable', treatment: 'pass' },
+  { method: 'DELETE', path: TABLE, operationId: 'dropTable', treatment: 'gate', kind: 'drop-table' },
   { method: 'HEAD', path: TABLE, operationId: 'tableExists', treatment: 'read' },
   // Removes the catalog entry and leaves the files: registering them again is gated.
   { method: 'POST', path: `${TABLE}/unregister`, operationId: 'unregisterTable', treatment: 'pass' },
   { method: 'GET', path: `${TABLE}/credentials`, operationId: 'loadCredentials', treatment: 'read' },
   { method: 'POST', path: `${TABLE}/sign`, operationId: 'signRequest', treatment: 'pass' },
-  { method: 'POST', path: `${P}/tables/rename`, operationId: 'renameTable', treatment: 'pass' },
+  { method: 'POST', path: `${P}/tables/rename`, operationId: 'renameTable', treatment: 'gate', kind: 'rename-table' },
   { method: 'POST', path: `${TABLE}/metrics`, operationId: 'reportMetrics', treatment: 'pass' },
   { method: 'POST', path: `${P}/transactions/commit`, operationId: 'commitTransaction', treatment: 'gate', kind: 'transaction' },
 
@@ -84,9 +85,9 @@ export const REST_ROUTES: readonly RestRoute[] = [
   { method: 'POST', path: `${NS}/views`, operationId: 'createView', treatment: 'gate', kind: 'create-view' },
   { method: 'GET', path: VIEW, operationId: 'loadView', treatment: 'read' },
   { method: 'POST', path: VIEW, operationId: 'replaceView', treatment: 'gate', kind: 'update-view' },
-  { method: 'DELETE', path: VIEW, operationId: 'dropView', treatment: 'pass' },
+  { method: 'DELETE', path: VIEW, operationId: 'dropView', treatment: 'gate', kind: 'drop-view' },
   { method: 'HEAD', path: VIEW, operationId: 'viewExists', treatment: 'read' },
-  { method: 'POST', path: `${P}/views/rename`, operationId: 'renameView', treatment: 'pass' },
+  { method: 'POST', path: `${P}/views/rename`, operationId: 'renameView', treatment: 'gate', kind: 'rename-view' },
   { method: 'POST', path: `${NS}/register-view`, operationId: 'registerView', treatment: 'gate', kind: 'register-view' },
 
   // Not in the OpenAPI: the Java S3 request signer posts here by default when the catalog names no

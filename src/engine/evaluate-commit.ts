@@ -11,6 +11,7 @@ import { isObject, own, toInt } from '../iceberg/json-values.js'
 import { checkRequirements, requirementIssues, type RequirementConflict } from '../iceberg/requirements.js'
 import type { Schema, TableMetadata } from '../iceberg/types.js'
 import { ALL_RULES } from './rules/index.js'
+import type { DependentView, MissingRead } from '../iceberg/view-reads.js'
 import type { CommitFlow, Finding, JudgedVerdict, RuleSettings } from './rules/rule.js'
 import { runRules } from './rules/run-rules.js'
 import { decide, explain } from './decide.js'
@@ -37,6 +38,10 @@ interface CommitInput {
   readonly request: { readonly requirements?: unknown[], readonly updates?: unknown[] }
   readonly settings: RuleSettings
   readonly target?: 'table' | 'view'
+  /** Views that read the table (the view index); absent: none known. */
+  readonly dependents?: readonly DependentView[]
+  /** For a view commit: columns its new version reads that the tables do not have. */
+  readonly viewReads?: readonly MissingRead[]
 }
 
 interface CreateInput {
@@ -112,7 +117,7 @@ export function evaluateCommit (input: CommitInput): Evaluation {
   const applied = applyUpdates(input.base, updates, target)
   issues.push(...applied.issues)
   const flow = detectFlow(input.base, requirements, updates, applied, target)
-  return judge({ flow, base: input.base, applied, issues, settings: input.settings })
+  return judge({ flow, base: input.base, applied, issues, settings: input.settings, dependents: input.dependents, viewReads: input.viewReads })
 }
 
 interface JudgeInput {
@@ -121,9 +126,11 @@ interface JudgeInput {
   readonly applied: ApplyResult
   readonly issues: ApplyIssue[]
   readonly settings: RuleSettings
+  readonly dependents?: readonly DependentView[] | undefined
+  readonly viewReads?: readonly MissingRead[] | undefined
 }
 
-function judge ({ flow, base, applied, issues, settings }: JudgeInput): Evaluation {
+function judge ({ flow, base, applied, issues, settings, dependents, viewReads }: JudgeInput): Evaluation {
   const creating = flow === 'create' || flow === 'staged-create'
   const baseSchema = creating ? undefined : currentSchema(base)
   let proposedSchema = currentSchema(applied.proposed)
@@ -140,7 +147,9 @@ function judge ({ flow, base, applied, issues, settings }: JudgeInput): Evaluati
     proposedSchema,
     changes,
     addedSchemas: applied.addedSchemas,
-    issues
+    issues,
+    ...(dependents !== undefined && { dependents }),
+    ...(viewReads !== undefined && { viewReads })
   }, settings)
   const schemaTouched = applied.addedSchemas.length > 0 || applied.currentSchemaChanged || applied.specChanged || applied.sortOrderChanged
   const decision = decide({ conflicts: [], findings, mode: settings.mode, schemaTouched })

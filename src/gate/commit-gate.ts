@@ -26,11 +26,14 @@ import type { TableMetadata } from '../iceberg/types.js'
 import type { Finding, RuleSettings, Verdict } from '../engine/rules/rule.js'
 import { hasContentCoding, needsGate } from '../json/commit-scan.js'
 import { answer, badRequest, upstreamUnavailable, warningsHeader, type GateAnswer } from './gate-answers.js'
-import type { BaseLoad, GateConfig, GatedKind, GateIdent, GateOutcome, RegistrationCheck, UpstreamAnswer } from './gate-types.js'
+import type { BaseLoad, GateConfig, GatedKind, GateIdent, GateOutcome, RegistrationCheck, RemovalKind, UpstreamAnswer, ViewIndexPort } from './gate-types.js'
 import {
-  decideRegister, decideWrite, expectsNoTable, judgeChange, readWrite,
-  type Decision, type JudgedChange, type Write, type WriteEntry
+  decideRegister, decideTableRemoval, decideWrite, expectsNoTable, judgeChange, readWrite, writtenViewVersion,
+  type Decision, type JudgedChange, type ViewFacts, type Write, type WriteEntry
 } from './judge-write.js'
+import { readTableIdentifier } from '../iceberg/rest-path.js'
+import type { Schema, WireObject } from '../iceberg/types.js'
+import { readView, type ViewReading } from '../lineage/read-view.js'
 import { parseCommitBody } from '../json/parse-commit-body.js'
 import { checkSchemaHistory } from '../engine/schema-history-check.js'
 import { spliceRequirements } from '../json/splice-requirements.js'
@@ -72,6 +75,10 @@ interface GateDeps {
   /** Verifies a break-glass token; absent means overrides are not configured. */
   readonly verifyOverride?: OverrideVerifier
   readonly registration?: RegistrationCheck
+  /** The view index: who reads a table, and the view writes to keep it current. */
+  readonly views?: ViewIndexPort
+  /** GET on the upstream with the caller's headers (a registered view's metadata). */
+  get? (path: string, headers: IncomingHttpHeaders): Promise<UpstreamAnswer>
   readonly now?: () => number
   /** Told about faults of the gate itself (a bug, not a request's content), for the log. */
   readonly onError?: (err: unknown) => void
@@ -135,6 +142,8 @@ export async function gateCommit (input: GateInput, deps: GateDeps): Promise<Gat
     forwarding: false
   }
 
+  if (isRemoval(input.kind)) return await gateRemoval(input, deps, trail, input.kind)
+
   // Fast path: no update that can touch a schema, spec or sort order. The bytes go as they came,
   // with no base load and no full parse (data commits are most commits).
   const coded = hasContentCoding(input.headers['content-encoding'])
@@ -170,9 +179,13 @@ export async function gateCommit (input: GateInput, deps: GateDeps): Promise<Gat
       if ('answer' in checked) return refuse(input, deps, trail, checked.answer)
       grant = checked.grant
     }
+    // A view version is read (its SQL parsed, the schemas of its tables loaded with the caller's
+    // credentials) to judge what it reads and, once the catalog accepts it, to index it.
+    const version = write.judge === 'view' && deps.views !== undefined ? writtenViewVersion(write) : undefined
+    const reading = version === undefined ? undefined : await readView(version, async table => await schemaOf(deps, input, table))
     const judged = write.judge === 'base'
       ? await loadAndJudge(input, deps, write, grant)
-      : { judged: phase(deps, 'judge', () => write.entries.map(e => judgeWithSettings(deps, write, e, undefined, grant))) }
+      : { judged: phase(deps, 'judge', () => write.entries.map(e => judgeWithSettings(deps, write, e, undefined, grant, reading === undefined ? {} : { viewReads: reading.missing }))) }
     if ('outcome' in judged) {
       if (trail.summary === '') {
         trail.summary = judged.outcome.type === 'answer'
@@ -181,8 +194,9 @@ export async function gateCommit (input: GateInput, deps: GateDeps): Promise<Gat
       }
       return done(input, deps, trail, judged.outcome, judged.verdict)
     }
+    const accepted = reading === undefined ? undefined : () => deps.views?.written((write.entries[0] as WriteEntry).table, reading.reads)
     const decision = phase(deps, 'judge', () => decideWrite(write, judged.judged, { assertions: deps.config.assertions, ruleLinks: ruleLinkBase(deps.config.publicUrl, input.headers) }))
-    return await enforce(input, deps, trail, decision)
+    return await enforce(input, deps, trail, decision, accepted)
   } catch (err) {
     // A fault of the gate itself. Before forwarding it is a definite failure (503, retry later:
     // never 500, which clients read as "state unknown"); after, the commit's fate is unknown.
@@ -195,8 +209,11 @@ export async function gateCommit (input: GateInput, deps: GateDeps): Promise<Gat
   }
 }
 
-/** Carries out a decision: answer the refusal, or add the missing requirements and forward once. */
-async function enforce (input: GateInput, deps: GateDeps, trail: Trail, decision: Decision): Promise<GateOutcome> {
+/**
+ * Carries out a decision: answer the refusal, or add the missing requirements and forward once.
+ * `accepted` runs when the upstream answers 2xx (the view index learns a view write).
+ */
+async function enforce (input: GateInput, deps: GateDeps, trail: Trail, decision: Decision, accepted?: () => void): Promise<GateOutcome> {
   trail.flows = decision.flows
   trail.rules = decision.rules
   trail.summary = decision.summary
@@ -214,6 +231,7 @@ async function enforce (input: GateInput, deps: GateDeps, trail: Trail, decision
   trail.forwarding = true
   const sent = await forwardOnce(outgoing, deps)
   if (sent.type === 'answer') return done(input, deps, trail, sent, 'error')
+  if (sent.response.statusCode >= 200 && sent.response.statusCode < 300) accepted?.()
   const headers: Record<string, string> = {}
   const header = warningsHeader(decision.warnings)
   if (header !== undefined) headers[WARNINGS_HEADER] = header
@@ -241,8 +259,9 @@ async function enforceRegister (input: GateInput, deps: GateDeps, trail: Trail, 
   if (response.statusCode < 200 || response.statusCode >= 300) {
     trail.summary = `register answered ${response.statusCode}`
   } else if (write.kind === 'register-view') {
-    // A view's schemas may change freely: there is no history to check.
+    // A view's schemas may change freely: there is no history to check. Its version is indexed.
     trail.summary = 'view registered'
+    await indexRegisteredView(deps, input, table)
   } else {
     const history = await historyFindings(deps, table, input.headers)
     trail.summary = history.summary
@@ -269,8 +288,81 @@ async function historyFindings (deps: GateDeps, table: TableRef, headers: Incomi
   }
 }
 
-function judgeWithSettings (deps: GateDeps, write: Write, entry: WriteEntry, base: TableMetadata | undefined, grant: OverrideGrant | undefined): JudgedChange {
-  return judgeChange(write, entry, base, deps.settingsFor(entry.table), grant)
+function judgeWithSettings (deps: GateDeps, write: Write, entry: WriteEntry, base: TableMetadata | undefined, grant: OverrideGrant | undefined,
+  facts?: ViewFacts): JudgedChange {
+  const views = facts ?? (write.judge === 'base' && deps.views !== undefined ? { dependents: deps.views.dependentsOf(entry.table) } : {})
+  return judgeChange(write, entry, base, deps.settingsFor(entry.table), grant, views)
+}
+
+const REMOVALS: ReadonlySet<GatedKind> = new Set<RemovalKind>(['drop-table', 'rename-table', 'drop-view', 'rename-view'])
+
+function isRemoval (kind: GatedKind): kind is RemovalKind {
+  return REMOVALS.has(kind)
+}
+
+/**
+ * Drops and renames. A table's is judged by the views that read it (`decideTableRemoval`); a
+ * view's is forwarded as it came and, once the catalog accepts it, applied to the view index.
+ */
+async function gateRemoval (input: GateInput, deps: GateDeps, trail: Trail, kind: RemovalKind): Promise<GateOutcome> {
+  const at: TableRef = { ...(input.ident.prefix !== undefined && { prefix: input.ident.prefix }), namespace: input.ident.namespace, name: input.ident.table ?? '' }
+  let source = at
+  let destination: TableRef | undefined
+  if (kind === 'rename-table' || kind === 'rename-view') {
+    const what = kind === 'rename-table' ? 'table' : 'view'
+    const parsed = parseCommitBody(input.rawBody)
+    const body = parsed.ok && isObject(parsed.value) ? parsed.value : undefined
+    const src = readTableIdentifier(body?.source)
+    const dst = readTableIdentifier(body?.destination)
+    if (body === undefined || 'problem' in src || 'problem' in dst) {
+      const problem = body === undefined ? 'the body is not a JSON object' : 'problem' in src ? `source ${src.problem}` : `destination ${(dst as { problem: string }).problem}`
+      return refuse(input, deps, trail, badRequest(`Cannot rename ${what}: ${problem}`))
+    }
+    source = { ...(input.ident.prefix !== undefined && { prefix: input.ident.prefix }), ...src }
+    destination = { ...(input.ident.prefix !== undefined && { prefix: input.ident.prefix }), ...dst }
+  }
+  trail.tables = [source]
+  if (kind === 'drop-table' || kind === 'rename-table') {
+    const views = deps.views?.dependentsOf(source) ?? []
+    const decision = decideTableRemoval(source, kind === 'drop-table' ? 'drop' : 'rename', views, deps.settingsFor(source), {
+      ...(destination !== undefined && { to: destination }),
+      ruleLinks: ruleLinkBase(deps.config.publicUrl, input.headers)
+    })
+    return await enforce(input, deps, trail, decision)
+  }
+  trail.flows = [kind]
+  trail.summary = kind === 'drop-view' ? 'view dropped' : `view renamed to ${tableName(destination as TableRef)}`
+  const to = destination
+  return await enforce(input, deps, trail, { verdict: 'allow', flows: [kind], rules: [], summary: trail.summary, inject: [], injected: [], warnings: [], decided: [] },
+    () => { if (to === undefined) deps.views?.dropped(source); else deps.views?.renamed(source, to) })
+}
+
+/** A table's current schema for reading a view, loaded as the gate loads a base: with the caller's credentials. */
+async function schemaOf (deps: GateDeps, input: GateInput, table: readonly string[]): Promise<Schema | undefined> {
+  if (table.length < 2) return undefined
+  const ref: TableRef = { ...(input.ident.prefix !== undefined && { prefix: input.ident.prefix }), namespace: table.slice(0, -1), name: table[table.length - 1] as string }
+  const load = await deps.loadTable(ref, baseLoadHeaders(input.headers))
+  const m = load.metadata
+  return m?.schemas.find(s => s.schemaId === m.currentSchemaId)
+}
+
+/** A registered view's metadata lives in storage the gate does not read: it is loaded from the catalog once accepted. */
+async function indexRegisteredView (deps: GateDeps, input: GateInput, view: TableRef): Promise<void> {
+  if (deps.views === undefined || deps.get === undefined) return
+  try {
+    const prefix = view.prefix === undefined || view.prefix === '' ? '' : `${encodeURIComponent(view.prefix)}/`
+    const res = await deps.get(`/v1/${prefix}namespaces/${view.namespace.map(encodeURIComponent).join('%1F')}/views/${encodeURIComponent(view.name)}`, baseLoadHeaders(input.headers))
+    if (res.statusCode !== 200) return
+    const body = JSON.parse(res.body.toString('utf8')) as unknown
+    const metadata = isObject(body) && isObject(body.metadata) ? body.metadata : undefined
+    const versions = metadata !== undefined && Array.isArray(metadata.versions) ? metadata.versions : []
+    const version = versions.find((v): v is WireObject => isObject(v) && v['version-id'] === metadata?.['current-version-id'])
+    if (version === undefined) return
+    const reading: ViewReading = await readView(version, async table => await schemaOf(deps, input, table))
+    deps.views.written(view, reading.reads)
+  } catch {
+    // The crawl indexes it later; a registered view is not refused for the index's sake.
+  }
 }
 
 type EarlyOutcome = { readonly outcome: GateOutcome, readonly verdict: Verdict }

@@ -9,6 +9,7 @@ import type { RuleSettings } from '../engine/rules/rule.js'
 import type { UpstreamClient } from '../upstream/undici/client.js'
 import type { UpstreamAnswer } from './gate-types.js'
 import { baseLoadHeaders, gateCommit, type BaseLoad, type GateConfig, type GateIdent, type GatedKind, type GateOutcome, type RegistrationCheck } from './commit-gate.js'
+import type { ViewIndexPort } from './gate-types.js'
 import type { TableRef } from '../iceberg/rest-path.js'
 import { countBaseLoads } from '../metrics/gate-metrics.js'
 import { metrics as processMetrics, type CacheReading, type IceguardMetrics } from '../metrics/iceguard-metrics.js'
@@ -30,6 +31,8 @@ interface GateServiceOptions {
   /** Wraps the token check, e.g. to refuse revoked tokens (src/decisions/revocations.ts). */
   readonly overrideCheck?: (verify: OverrideVerifier) => OverrideVerifier
   readonly registration?: RegistrationCheck
+  /** The view index: dependents of a table, and the view writes that pass. */
+  readonly views?: ViewIndexPort
   readonly onError?: (err: unknown) => void
   /** Parsed base metadata kept by ETag; default a cache of default size, `null` for none. */
   readonly baseCache?: BaseCache | null
@@ -108,6 +111,8 @@ export function createGateService (opts: GateServiceOptions): GateService {
           config: opts.config,
           verifyOverride: verify,
           registration: opts.registration,
+          ...(opts.views !== undefined && { views: opts.views }),
+          get: async (path, headers) => await client.request({ method: 'GET', path, headers }),
           onError: opts.onError,
           phase (name, work) {
             if (name !== 'judge') return work()

@@ -6,12 +6,17 @@
 import type { TableMetadata } from '../iceberg/types.js'
 import type { TableRef } from '../iceberg/rest-path.js'
 import type { GateAnswer } from './gate-answers.js'
+import type { DependentView, ViewReads } from '../iceberg/view-reads.js'
 
 /**
  * The writes the gate judges. Every route of the REST route table (src/edge/rest-routes.ts) that
  * can change what a table or view holds is one of these; everything else is passed through.
  */
-export type GatedKind = 'update-table' | 'transaction' | 'create-table' | 'register-table' | 'update-view' | 'create-view' | 'register-view'
+export type GatedKind = 'update-table' | 'transaction' | 'create-table' | 'register-table' | 'update-view' | 'create-view' | 'register-view' |
+  RemovalKind
+
+/** Drops and renames: judged by who reads the table (VIEW_REFERENCES_COLUMN), or passed to keep the view index current. */
+export type RemovalKind = 'drop-table' | 'rename-table' | 'drop-view' | 'rename-view'
 
 /** Where the request was sent: the namespace, and the table or view for update routes. */
 export interface GateIdent {
@@ -59,3 +64,14 @@ export type GateOutcome =
   | { readonly type: 'upstream', readonly forwarded: boolean, readonly response: UpstreamAnswer, readonly headers: Readonly<Record<string, string>> }
   /** The gate answers itself; nothing was forwarded. */
   | { readonly type: 'answer', readonly answer: GateAnswer }
+
+/**
+ * The view index as the gate sees it (src/decisions/view-index.ts): who reads a table, answered
+ * synchronously from memory, and the view writes the upstream accepted, to keep it current.
+ */
+export interface ViewIndexPort {
+  dependentsOf (table: TableRef): readonly DependentView[]
+  written (view: TableRef, reads: ViewReads): void
+  dropped (view: TableRef): void
+  renamed (from: TableRef, to: TableRef): void
+}

@@ -18,6 +18,9 @@ import { readTableIdentifier, sameTable, tableName, type TableRef } from '../ice
 import type { ParseIssue, TableMetadata } from '../iceberg/types.js'
 import { parseViewVersion } from '../iceberg/view-metadata.js'
 import type { Finding, RuleSettings, Verdict } from '../engine/rules/rule.js'
+import { settle } from '../engine/rules/run-rules.js'
+import { tableRemovalViolations, VIEW_REFERENCES_COLUMN } from '../engine/rules/platform/view-references-column.js'
+import type { DependentView, MissingRead } from '../iceberg/view-reads.js'
 import { ERRORS } from '../errors.js'
 import { evaluateCommit, evaluateCreate, type Evaluation } from '../engine/evaluate-commit.js'
 import { answer, conflict, rejection, type GateAnswer } from './gate-answers.js'
@@ -106,6 +109,7 @@ export function readWrite (kind: GatedKind, ident: GateIdent, body: JsonBody): {
     case 'register-view': return readRegister(kind, ident, body, 'view')
     case 'update-view': return readView(kind, ident, body, false)
     case 'create-view': return readView(kind, ident, body, true)
+    default: return refused(`Cannot read a ${kind} request as a write with content`, [])
   }
 }
 
@@ -195,7 +199,8 @@ function readRegister (kind: GatedKind, ident: GateIdent, body: JsonBody, what: 
  * `settings` are the table's effective settings; `grant`, a verified override, applies when it
  * names this table (`evaluateUnder`: its rules' errors become warnings marked `overridden`).
  */
-export function judgeChange (write: Write, entry: WriteEntry, base: TableMetadata | undefined, settings: RuleSettings, grant?: OverrideGrant): JudgedChange {
+export function judgeChange (write: Write, entry: WriteEntry, base: TableMetadata | undefined, settings: RuleSettings, grant?: OverrideGrant,
+  views: ViewFacts = {}): JudgedChange {
   const override = grantFor(grant, entry.table)
   if (write.judge === 'create') {
     const evaluation = evaluateUnder(settings, grant, entry.table, s => evaluateCreate({ request: entry.request, settings: s }))
@@ -208,10 +213,30 @@ export function judgeChange (write: Write, entry: WriteEntry, base: TableMetadat
     const request = write.kind === 'create-view'
       ? { requirements: [], updates: body.schema === undefined ? [] : [{ action: 'add-schema', schema: body.schema }] }
       : body
-    return { ...entry, evaluation: evaluateCommit({ request, settings, target: 'view' }), missing: [] }
+    return { ...entry, evaluation: evaluateCommit({ request, settings, target: 'view', ...(views.viewReads !== undefined && { viewReads: views.viewReads }) }), missing: [] }
   }
-  const evaluation = evaluateUnder(settings, grant, entry.table, s => evaluateCommit({ base, request: entry.request, settings: s, target: 'table' }))
+  const evaluation = evaluateUnder(settings, grant, entry.table, s => evaluateCommit({
+    base, request: entry.request, settings: s, target: 'table', ...(views.dependents !== undefined && { dependents: views.dependents })
+  }))
   return { ...entry, base, evaluation, ...(override && { override }), missing: missingRequirements(entry.request, base, evaluation) }
+}
+
+/** What the view index says about a change: who reads the table, or what a view version reads that its tables lack. */
+export interface ViewFacts {
+  readonly dependents?: readonly DependentView[]
+  readonly viewReads?: readonly MissingRead[]
+}
+
+/** The view version a view write makes current: a create's `view-version`, or a commit's last `add-view-version`. */
+export function writtenViewVersion (write: Write): JsonBody | undefined {
+  const request = (write.entries[0] as WriteEntry).request
+  if (write.kind === 'create-view') return isObject(request['view-version']) ? request['view-version'] : undefined
+  if (write.kind !== 'update-view' || !Array.isArray(request.updates)) return undefined
+  let version: JsonBody | undefined
+  for (const u of request.updates) {
+    if (isObject(u) && typeof u.action === 'string' && u.action.toLowerCase() === 'add-view-version' && isObject(u['view-version'])) version = u['view-version']
+  }
+  return version
 }
 
 /** The verdict over every judged change of one write (all-or-nothing), and what enforcing it takes. */
@@ -285,6 +310,30 @@ export function decideRegister (write: Write, registration: RegistrationCheck | 
       `Cannot register ${what} ${tableName(entry.table)}: the policy does not allow registering ${what}s in this scope` +
       (permission.reason !== undefined ? ` (${permission.reason})` : ''))
   }
+}
+
+/**
+ * Dropping or renaming a table that views read: one finding per view under VIEW_REFERENCES_COLUMN,
+ * with the table's settings (severity, scope, exceptions, warn mode). Refused (400) only when the
+ * policy makes the rule an error there.
+ */
+export function decideTableRemoval (table: TableRef, verb: 'drop' | 'rename', views: readonly DependentView[], settings: RuleSettings,
+  opts: { readonly to?: TableRef, readonly ruleLinks?: string } = {}): Decision {
+  const name = tableName(table)
+  const findings = settle(VIEW_REFERENCES_COLUMN.id, tableRemovalViolations(views, verb, name, opts.to === undefined ? undefined : tableName(opts.to)), settings)
+  const summary = `table ${verb === 'drop' ? 'dropped' : `renamed to ${opts.to === undefined ? '?' : tableName(opts.to)}`}; ${views.length} view(s) read it`
+  const base = {
+    flows: [verb === 'drop' ? 'drop-table' : 'rename-table'],
+    rules: unique(findings.map(f => f.rule)),
+    summary,
+    injected: [],
+    inject: [],
+    warnings: findings.filter(f => f.severity === 'warn').map(finding => ({ finding })),
+    decided: [{ namespace: table.namespace, name: table.name, findings, summary }]
+  }
+  const errors = findings.filter(f => f.severity === 'error')
+  if (errors.length > 0) return { ...base, verdict: 'deny', refusal: rejection([{ table: name, errors }], { docs: opts.ruleLinks }) }
+  return { ...base, verdict: findings.length > 0 ? 'warn' : 'allow' }
 }
 
 /** Whether a base that does not exist (404) is what a change request expects: the commit that completes a staged create. */

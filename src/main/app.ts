@@ -27,6 +27,7 @@ import { metricsAuditSink } from '../metrics/gate-metrics.js'
 import { metrics as processMetrics } from '../metrics/iceguard-metrics.js'
 import { openDecisions, withRevocation, type Decisions } from '../decisions/index.js'
 import { policyWebhooks } from '../decisions/policy-webhooks.js'
+import { startViewIndex, type ViewIndex } from '../decisions/view-index-service.js'
 import { configureTableHistory } from '../iceberg/history-store.js'
 import { createUpstream, type Upstream } from '../upstream/index.js'
 import routes, { type RoutesOptions } from '../../routes/index.js'
@@ -55,6 +56,8 @@ declare module 'fastify' {
     policyStore: PolicyStore
     /** The decision log, its store and the override revocations. */
     decisions: Decisions
+    /** Which views read which columns (docs/view-index.md). */
+    viewIndex: ViewIndex
   }
 }
 
@@ -210,6 +213,10 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   })
   app.decorate('decisions', decisions)
   app.addHook('onClose', async () => { await decisions.close(closeBy ?? Date.now() + config.shutdownTimeout - SHUTDOWN_MARGIN_MS) })
+  // Registered after the decisions' hook, so closed before them (Fastify runs onClose in reverse).
+  const views = await startViewIndex(config, decisions.store, upstream.client, app.log.child({ component: 'view-index' }))
+  app.decorate('viewIndex', views.index)
+  app.addHook('onClose', async () => { await views.stop() })
   await app.register(gatePlugin, {
     config,
     policy: app.policyStore,
@@ -217,6 +224,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     // (or why it was not); decisions and findings are counted for /metrics from the same records.
     audit: decisions.log.auditSink(fanOutAuditSink(pinoAuditSink(app.log), metricsAuditSink())),
     // A revoked token is refused wherever a token is accepted; an accepted one becomes a record.
+    views: views.index,
     overrideCheck: (verify) => withRevocation(verify, decisions.revocations, (grant) => decisions.log.noteOverride({
       id: grant.id, table: grant.table, rules: grant.rules, expiresAt: Date.parse(grant.expiresAt), source: 'seen'
     }))

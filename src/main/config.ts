@@ -65,6 +65,14 @@ export interface Config {
   readonly webhookUrl: string | undefined
   /** HMAC secret signing webhook bodies (env only). */
   readonly webhookSecret: string | undefined
+  /** Seconds between crawls of the catalog's views (docs/view-index.md); 0: views are learnt from writes only. */
+  readonly viewIndexInterval: number
+  /** ms between reloads of the view index from the decision store (what other replicas indexed). */
+  readonly viewIndexRefresh: number
+  /** Bearer token the view crawl sends to the catalog; never logged. */
+  readonly catalogToken: string | undefined
+  /** OAuth2 client credentials the view crawl exchanges at the catalog's token endpoint; never logged. */
+  readonly catalogCredential: { readonly clientId: string, readonly secret: string } | undefined
 }
 
 /** How admin bearer JWTs are verified and which claim grants read or write access. */
@@ -109,7 +117,9 @@ export const DEFAULTS = {
   adminJwtClaim: 'scope',
   adminJwtRead: 'iceguard:read',
   adminJwtWrite: 'iceguard:write',
-  decisionRetentionDays: 90
+  decisionRetentionDays: 90,
+  viewIndexInterval: 600,
+  viewIndexRefresh: 5000
 } as const
 
 interface OptionSpec {
@@ -149,6 +159,10 @@ export const OPTIONS: Readonly<Record<string, OptionSpec>> = {
   'state-dir': { env: 'ICEGUARD_STATE_DIR', type: 'string', help: 'folder of the decision log (SQLite); default: iceguard-state next to the warehouse' },
   'database-url': { env: 'ICEGUARD_DATABASE_URL', type: 'string', help: 'postgres://… decision log shared by several replicas (instead of --state-dir)' },
   'decision-retention': { env: 'ICEGUARD_DECISION_RETENTION', type: 'string', help: `days decisions are kept, 0 = forever (default ${DEFAULTS.decisionRetentionDays})` },
+  'view-index-interval': { env: 'ICEGUARD_VIEW_INDEX_INTERVAL', type: 'string', help: `seconds between crawls of the catalog's views for the view index, 0 = learn views from writes only (default ${DEFAULTS.viewIndexInterval})` },
+  'view-index-refresh': { env: 'ICEGUARD_VIEW_INDEX_REFRESH', type: 'string', help: `ms between reloads of the view index from the decision store, where replicas share it (default ${DEFAULTS.viewIndexRefresh})` },
+  'catalog-token': { env: 'ICEGUARD_CATALOG_TOKEN', type: 'string', help: 'bearer token the view crawl sends to the catalog' },
+  'catalog-credential': { env: 'ICEGUARD_CATALOG_CREDENTIAL', type: 'string', help: 'client_id:secret the view crawl exchanges for a token at the catalog (OAuth2 client credentials)' },
   'require-assertions': { type: 'boolean', help: 'reject schema commits without assert-current-schema-id (ICEGUARD_ASSERTIONS=inject|require)' },
   help: { type: 'boolean', help: 'print this help' }
 }
@@ -265,7 +279,11 @@ export function loadConfig (argv: readonly string[] = [], env: NodeJS.ProcessEnv
     databaseUrl,
     decisionRetentionDays: int(problems, 'decision-retention', str('decision-retention'), DEFAULTS.decisionRetentionDays, 0, 36_500),
     webhookUrl,
-    webhookSecret: env.ICEGUARD_WEBHOOK_SECRET === undefined || env.ICEGUARD_WEBHOOK_SECRET === '' ? undefined : env.ICEGUARD_WEBHOOK_SECRET
+    webhookSecret: env.ICEGUARD_WEBHOOK_SECRET === undefined || env.ICEGUARD_WEBHOOK_SECRET === '' ? undefined : env.ICEGUARD_WEBHOOK_SECRET,
+    viewIndexInterval: int(problems, 'view-index-interval', str('view-index-interval'), DEFAULTS.viewIndexInterval, 0, 604_800),
+    viewIndexRefresh: int(problems, 'view-index-refresh', str('view-index-refresh'), DEFAULTS.viewIndexRefresh, 100, 3_600_000),
+    catalogToken: str('catalog-token'),
+    catalogCredential: clientCredential(problems, str('catalog-credential'))
   }
   if (config.overrideSecret !== undefined && config.overrideSecret.length < MIN_OVERRIDE_SECRET_LENGTH) {
     // Refused at start, not at the first mint: a gate must never run with a secret tokens cannot use.
@@ -378,6 +396,17 @@ function onOff (problems: string[], name: string, text: string | undefined, fall
   if (v === 'off') return false
   problems.push(`${label(name)}: "${text}" is not on or off`)
   return fallback
+}
+
+/** `client_id:secret`; the message names the option, never the value (it holds a secret). */
+function clientCredential (problems: string[], text: string | undefined): { clientId: string, secret: string } | undefined {
+  if (text === undefined) return undefined
+  const colon = text.indexOf(':')
+  if (colon <= 0 || colon === text.length - 1) {
+    problems.push('--catalog-credential/ICEGUARD_CATALOG_CREDENTIAL: must be client_id:secret')
+    return undefined
+  }
+  return { clientId: text.slice(0, colon), secret: text.slice(colon + 1) }
 }
 
 function parseBool (name: string, text: string | boolean | undefined, problems: string[]): boolean {

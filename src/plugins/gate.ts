@@ -11,6 +11,7 @@ import { createGateService, type GateService } from '../gate/gate-service.js'
 import { registrationCheck } from '../gate/registration.js'
 import type { TableRef } from '../iceberg/rest-path.js'
 import type { OverrideVerifier } from '../gate/override.js'
+import type { ViewIndexPort } from '../gate/gate-types.js'
 import type { RuleSettings } from '../engine/rules/rule.js'
 import { ruleById } from '../engine/rules/index.js'
 
@@ -28,6 +29,8 @@ interface GatePluginOptions {
   readonly audit?: AuditSink
   /** Break-glass HMAC secret; default: the configuration's. */
   readonly overrideSecret?: string
+  /** The view index the gate reads dependents from and keeps current. */
+  readonly views?: ViewIndexPort
   /** Wraps the override token check (revocation). */
   readonly overrideCheck?: (verify: OverrideVerifier) => OverrideVerifier
 }
@@ -42,6 +45,7 @@ async function gatePlugin (app: FastifyInstance, opts: GatePluginOptions): Promi
     config: { assertions: opts.config.assertions, retryAfter: opts.config.retryAfter, ...(opts.config.publicUrl !== undefined && { publicUrl: opts.config.publicUrl }) },
     overrideSecret: opts.overrideSecret ?? opts.config.overrideSecret,
     ...(opts.overrideCheck !== undefined ? { overrideCheck: opts.overrideCheck } : {}),
+    ...(opts.views !== undefined ? { views: opts.views } : {}),
     registration: registrationCheck(settingsFor, id => ruleById(id) !== undefined),
     onError: (err) => app.log.error({ err }, 'gate failed')
   })

@@ -19,6 +19,7 @@ import { HealthSchema, ReadinessSchema } from './ops.js'
 import { RuleCatalogueSchema, RuleInfoSchema } from './rule-catalogue.js'
 import { SCHEMA_CHANGES_SCHEMAS } from './schema-changes.js'
 import { DroppedNameSchema, FieldLineageSchema, SchemaHistorySchema, SchemaVersionSchema } from './schema-history.js'
+import { VIEW_INDEX_SCHEMAS } from './view-index.js'
 import { CommitFlowSchema, OverrideAppliedSchema, TableValidationSchema, ValidateRequestSchema, ValidateResponseSchema, VerdictSchema } from './validate.js'
 
 export const SHARED_SCHEMAS: readonly TSchema[] = [
@@ -35,7 +36,8 @@ export const SHARED_SCHEMAS: readonly TSchema[] = [
   EffectivePolicySchema, PolicyReloadSchema,
   HealthSchema, ReadinessSchema,
   ...SCHEMA_CHANGES_SCHEMAS,
-  ...DECISION_SCHEMAS
+  ...DECISION_SCHEMAS,
+  ...VIEW_INDEX_SCHEMAS
 ]
 
 /** Minimal view of a Fastify instance, so this module stays free of Fastify imports. */

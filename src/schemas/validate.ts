@@ -11,6 +11,10 @@ import { FindingSchema, findingToWire } from './finding.js'
 import { CommitTableRequestSchema, CommitTransactionRequestSchema, TableIdentifierSchema, TableMetadataJsonSchema } from './iceberg-rest.js'
 import { ref } from './ref.js'
 import { tableName } from '../iceberg/rest-path.js'
+import type { Schema } from '../iceberg/types.js'
+import type { DependentView } from '../iceberg/view-reads.js'
+import { viewsBrokenBy } from '../engine/rules/platform/view-references-column.js'
+import { DependentViewSchema, dependentToWire } from './view-index.js'
 
 export const VerdictSchema = Type.Union([Type.Literal('allow'), Type.Literal('warn'), Type.Literal('deny'), Type.Literal('conflict')], {
   $id: 'Verdict',
@@ -61,7 +65,10 @@ const tableResultProps = {
   changes: Type.Array(ref(SchemaChangeSchema), { description: 'Schema changes by field id.' }),
   summary: Type.String({ description: 'The changes, one line each.' }),
   explanation: Type.String({ description: 'Why the verdict is what it is, for people.' }),
-  conflicts: Type.Optional(Type.Array(Type.String(), { description: 'Requirements that do not hold against the table (verdict conflict).' }))
+  conflicts: Type.Optional(Type.Array(Type.String(), { description: 'Requirements that do not hold against the table (verdict conflict).' })),
+  'affected-views': Type.Optional(Type.Array(ref(DependentViewSchema), {
+    description: 'Views of the catalog the change would break: they read a column it renames, drops or moves (the view index, docs/view-index.md). Absent when none.'
+  }))
 }
 
 export const TableValidationSchema = Type.Object({
@@ -87,6 +94,13 @@ interface EvaluationView {
   readonly summary: string
   readonly explanation: string
   readonly conflicts?: readonly { readonly type: string, readonly message: string }[]
+  /** The views that read the table (the view index), when known. */
+  readonly dependents?: readonly DependentView[]
+  readonly baseSchema?: Schema
+}
+
+function affectedViews (e: EvaluationView): DependentView[] {
+  return e.dependents === undefined ? [] : viewsBrokenBy(e.dependents, e.changes, e.baseSchema)
 }
 
 /** One table's evaluation in wire form. */
@@ -100,6 +114,8 @@ export function evaluationToWire (e: EvaluationView): Omit<TableValidation, 'tab
   }
   if (e.flow !== undefined) out.flow = e.flow
   if (e.conflicts !== undefined && e.conflicts.length > 0) out.conflicts = e.conflicts.map(c => `${c.type}: ${c.message}`)
+  const affected = affectedViews(e)
+  if (affected.length > 0) out['affected-views'] = affected.map(dependentToWire)
   return out
 }
 

@@ -5,7 +5,7 @@
  * refused with a 400 naming the rule and never reaches the catalog; in warn mode it is forwarded
  * with the rule in `x-iceguard-warnings`; a table the rule is not enabled for is untouched.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { isSafeNumber, LosslessNumber, parse as parseLossless, stringify as stringifyLossless } from 'lossless-json'
@@ -107,9 +107,24 @@ async function send (catalog: RunningCatalog, proxyUrl: string, dir: string, ns:
     return await postJson(`${proxyUrl}/v1/namespaces/${ns}/tables`, body)
   }
   await register(catalog, ns, name, metadataFile(dir))
+  await createFixtureView(catalog, proxyUrl, dir, ns)
   catalog.clearRequests()
   // The bytes as the fixture holds them: 64-bit ids travel exactly.
   return await postJson(`${proxyUrl}/v1/namespaces/${ns}/tables/${name}`, commitText)
+}
+
+/**
+ * A fixture's view.json (a CreateViewRequest reading the table, for rules about views), created
+ * through the proxy so that its view index knows it; the one a previous step made goes first.
+ */
+async function createFixtureView (catalog: RunningCatalog, proxyUrl: string, dir: string, ns: string): Promise<void> {
+  const path = join(dir, 'view.json')
+  if (!existsSync(path)) return
+  const view = readJson(path)
+  await (await request(`${catalog.url}/v1/namespaces/${ns}/views/${String(view.name)}`, { method: 'DELETE' })).body.text()
+  const version = { ...(view['view-version'] as Record<string, unknown>), 'default-namespace': [ns] }
+  const res = await postJson(`${proxyUrl}/v1/namespaces/${ns}/views`, stringifyLossless({ ...view, 'view-version': version }) ?? '')
+  if (res.status !== 200) throw new Error(`create view ${ns}.${String(view.name)}: ${res.status} ${res.text}`)
 }
 
 const reached = (catalog: RunningCatalog): string[] => catalog.requests.map(r => `${r.method} ${r.url.split('?')[0] ?? ''}`)

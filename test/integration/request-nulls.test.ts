@@ -21,7 +21,11 @@ import { fixtureMeta } from '../helpers/fault-upstream.js'
 import t, { type Test } from 'tap'
 import { Client } from 'undici'
 import { memoryAuditSink } from '../../src/audit/audit-log.js'
-import { gateCommit, type GatedKind, type GateOutcome } from '../../src/gate/commit-gate.js'
+import { gateCommit, type GatedKind as AnyGatedKind, type GateOutcome } from '../../src/gate/commit-gate.js'
+import type { RemovalKind } from '../../src/gate/gate-types.js'
+
+/** The writes with content members to null (drops and renames carry none, or only identifiers). */
+type GatedKind = Exclude<AnyGatedKind, RemovalKind>
 import { readLoadAnswer } from '../../src/gate/load-base.js'
 import { needsGate } from '../../src/json/commit-scan.js'
 import { SPEC_ONLY_SETTINGS } from '../../src/engine/rules/settings.js'

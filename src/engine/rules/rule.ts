@@ -6,6 +6,7 @@
 import type { Change } from '../diff/schema-change.js'
 import type { ApplyIssue } from '../../iceberg/apply-commit.js'
 import type { Schema, TableMetadata } from '../../iceberg/types.js'
+import type { DependentView, MissingRead } from '../../iceberg/view-reads.js'
 
 export type Severity = 'error' | 'warn'
 export type RuleSeverity = Severity | 'off'
@@ -66,6 +67,10 @@ export interface RuleContext {
    * Each names the rule that reports it (REQUEST_WELL_FORMED when none). Absent means none.
    */
   readonly issues?: readonly ApplyIssue[]
+  /** Views of the catalog that read this table, as the view index knows them (table commits). */
+  readonly dependents?: readonly DependentView[]
+  /** For a view commit: what its new version reads that the tables it names do not have. */
+  readonly viewReads?: readonly MissingRead[]
   /** Options for this rule from the policy (empty object when none). */
   readonly options: Readonly<Record<string, unknown>>
 }

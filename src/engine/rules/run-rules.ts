@@ -13,7 +13,6 @@ const NO_OPTIONS: Readonly<Record<string, unknown>> = Object.freeze({})
 export function runRules (rules: readonly Rule[], ctx: Omit<RuleContext, 'options'>, settings: RuleSettings): Finding[] {
   const findings: Finding[] = []
   const { flow } = ctx
-  const warn = settings.mode === 'warn'
   // One context for every rule, its options swapped per rule: a rule reads its context only while
   // it runs (a generator is drained here before the next rule starts), so nobody sees the swap.
   const ruleCtx: { -readonly [K in keyof RuleContext]: RuleContext[K] } = { ...ctx, options: NO_OPTIONS }
@@ -32,11 +31,24 @@ export function runRules (rules: readonly Rule[], ctx: Omit<RuleContext, 'option
       // Rules must not throw; if one does, fail closed with a finding that says so.
       violations = [{ rule: rule.id, message: `Cannot evaluate rule ${rule.id}: ${err instanceof Error ? err.message : String(err)}` }]
     }
-    const severity = warn ? 'warn' : configured
-    for (const v of violations) {
-      if (settings.isExcepted(rule.id, v.path)) continue
-      findings.push({ ...v, rule: rule.id, severity })
-    }
+    findings.push(...settle(rule.id, violations, settings))
+  }
+  return findings
+}
+
+/**
+ * One rule's violations as findings under the settings: none when the rule is off, the policy's
+ * severity (every finding a warning in warn mode), excepted paths dropped. Also used for what is
+ * judged outside a commit (a table dropped or renamed while views read it).
+ */
+export function settle (ruleId: string, violations: Iterable<Violation>, settings: RuleSettings): Finding[] {
+  const configured = settings.severity(ruleId)
+  if (configured === 'off') return []
+  const severity = settings.mode === 'warn' ? 'warn' : configured
+  const findings: Finding[] = []
+  for (const v of violations) {
+    if (settings.isExcepted(ruleId, v.path)) continue
+    findings.push({ ...v, rule: ruleId, severity })
   }
   return findings
 }

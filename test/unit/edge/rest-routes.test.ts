@@ -43,8 +43,8 @@ t.test('the table is consistent', async t => {
   const gatedKinds = new Set(REST_ROUTES.flatMap(r => r.kind === undefined ? [] : [r.kind]))
   t.same([...gatedKinds].sort(), [...WRITE_KINDS].sort(), 'the gated kinds are the kinds whose bodies are read')
   const gatedOps = REST_ROUTES.filter(r => r.treatment === 'gate').map(r => r.operationId).sort()
-  t.same(gatedOps, ['commitTransaction', 'createTable', 'createView', 'registerTable', 'registerView', 'replaceView', 'updateTable'],
-    'every write that installs or replaces metadata is gated')
+  t.same(gatedOps, ['commitTransaction', 'createTable', 'createView', 'dropTable', 'dropView', 'registerTable', 'registerView', 'renameTable', 'renameView', 'replaceView', 'updateTable'],
+    'every write that installs or replaces metadata, and every drop or rename a view may depend on, is gated')
 })
 
 t.test('every route is classified as the table says, in every spelling a catalog routes alike', async t => {

@@ -5,7 +5,7 @@
  * (refused with exactly the expected findings), in warn mode (forwarded, the same findings as
  * warnings), and on another table (untouched).
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { isSafeNumber, parse as parseLossless } from 'lossless-json'
 import t from 'tap'
@@ -15,11 +15,16 @@ import type { TableMetadata } from '../../../src/iceberg/types.js'
 import { parsePolicy, presetPolicy, resolvePolicy, withOverride, mintOverride, verifyOverride, type Policy } from '../../../src/policy/index.js'
 import { PLATFORM_RULES } from '../../../src/engine/rules/platform/index.js'
 import type { Finding } from '../../../src/engine/rules/rule.js'
+import type { DependentView } from '../../../src/iceberg/view-reads.js'
+import { dependentsOf } from '../../../src/lineage/dependents.js'
+import { loadSqlParser } from '../../../src/lineage/sql-reads.js'
+import { readsTable, viewVersionReads } from '../../../src/lineage/view-reads.js'
 
 const root = new URL('../../fixtures/rules/', import.meta.url).pathname
 const platformIds = new Set(PLATFORM_RULES.map(r => r.id))
 const ORDERS = { namespace: ['db'], name: 'orders' }
 const OTHER = { namespace: ['sales'], name: 'deals' }
+const ORDERS_PARTS = ['db', 'orders']
 
 function readJson (path: string): unknown {
   // 64-bit snapshot ids stay exact (3055729675574597004).
@@ -42,9 +47,27 @@ function readPolicy (dir: string, extra = ''): Policy {
 /** Findings as fixtures hold them: the explanation is checked separately (it is prose). */
 const comparable = (f: readonly Finding[]): unknown[] => f.map(({ explanation: _e, ...rest }) => rest)
 
+/**
+ * A fixture's view.json (a CreateViewRequest, for rules about views) as the view index would know
+ * it: what its SQL reads, resolved against the fixture's base as db.orders.
+ */
+function dependents (dir: string, base: TableMetadata): DependentView[] | undefined {
+  const path = join(dir, 'view.json')
+  if (!existsSync(path)) return undefined
+  const view = readJson(path) as { name: string, 'view-version': Record<string, unknown> }
+  const schema = base.schemas.find(s => s.schemaId === base.currentSchemaId)
+  const reads = viewVersionReads(view['view-version'], table => readsTable(table, ORDERS_PARTS) ? schema : undefined)
+  return dependentsOf([{ namespace: ['db'], name: view.name, reads }], ORDERS_PARTS)
+}
+
+t.before(async () => { await loadSqlParser() })
+
 function evaluate (dir: string, policy: Policy, ident: { namespace: string[], name: string }) {
+  const base = readBase(dir)
+  const views = dependents(dir, base)
   return evaluateCommit({
-    base: readBase(dir),
+    base,
+    ...(views !== undefined && { dependents: views }),
     request: readJson(join(dir, 'commit.json')) as { requirements?: unknown[], updates?: unknown[] },
     settings: resolvePolicy(policy, ident, new Date('2025-06-01T00:00:00Z'))
   })

@@ -21,6 +21,7 @@ import { RENAME_THEN_ADD_SAME_NAME } from './rename-then-add-same-name.js'
 import { REPLACE_NO_TYPE_CHANGE } from './replace-no-type-change.js'
 import { SCHEMA_COMPATIBILITY } from './schema-compatibility.js'
 import { SCHEMA_CONTRACT } from './schema-contract.js'
+import { VIEW_REFERENCES_COLUMN } from './view-references-column.js'
 
 export const PLATFORM_RULES: PlatformRule[] = [
   COLUMN_NO_DROP,
@@ -34,6 +35,7 @@ export const PLATFORM_RULES: PlatformRule[] = [
   PROMOTION_READER_SUPPORTED,
   REPLACE_NO_TYPE_CHANGE,
   COLUMN_PROTECTED,
+  VIEW_REFERENCES_COLUMN,
   SCHEMA_CONTRACT,
   SCHEMA_COMPATIBILITY,
   COLUMN_DOC_REQUIRED,
