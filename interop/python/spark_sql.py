@@ -92,5 +92,17 @@ run("drop view", "DROP VIEW lake.eng.big")
 run("drop table", "DROP TABLE lake.eng.summary")
 rec.step("show tables", sql("SHOW TABLES IN lake.eng"))
 
+# The view blast radius: in `reporting` the policy refuses a change that breaks a view
+# (VIEW_REFERENCES_COLUMN: error). The view is known to iceguard from its create passing through it.
+run("create namespace reporting", "CREATE NAMESPACE lake.reporting")
+run("reporting: create table", "CREATE TABLE lake.reporting.orders (id bigint NOT NULL, amount double, note string) USING iceberg")
+run("reporting: insert", "INSERT INTO lake.reporting.orders VALUES (1, 9.5, 'a'), (2, 12.0, 'b')")
+run("reporting: create view", "CREATE VIEW lake.reporting.order_amounts AS SELECT id, amount FROM lake.reporting.orders")
+run("reporting: rename read column", "ALTER TABLE lake.reporting.orders RENAME COLUMN amount TO total")
+rec.step("reporting: columns after refused rename", columns("lake.reporting.orders"))
+rec.step("reporting: view rows after refused rename", rows("lake.reporting.order_amounts"))
+run("reporting: rename unread column", "ALTER TABLE lake.reporting.orders RENAME COLUMN note TO remark")
+rec.step("reporting: columns after renames", columns("lake.reporting.orders"))
+
 rec.emit(spark=spark.version)
 spark.stop()

@@ -2,7 +2,8 @@
  * Spark SQL through iceguard, against the real Iceberg REST fixture: one PySpark `local[1]` session
  * (SparkCatalog, type=rest, uri=iceguard, cache-enabled=false, the pinned Iceberg runtime jar and
  * SQL extensions) runs every statement of interop/python/spark_sql.py in order, in two namespaces:
- * `eng` (the spec rules) and `guarded` (which also forbids column drops). A refused statement must
+ * `eng` (the spec rules), `guarded` (which also forbids column drops) and `reporting` (where a change
+ * that breaks a view is refused: VIEW_REFERENCES_COLUMN). A refused statement must
  * raise in Spark with a message naming the rule, the column and the rule's page; the table must be
  * unchanged when Spark reads it back and in the catalog; the refusal must be in the decision log.
  * The texts Spark shows are printed as comments (docs/engines.md quotes them).
@@ -125,6 +126,44 @@ t.test('Spark SQL through iceguard', { skip: toolchainSkip(parts) }, async t => 
     ok('alter view set tblproperties')
     t.ok((step('view properties')?.result as Array<{ key: string, value: string }>).some(r => r.key === 'owner.team' && r.value === 'data'), 'the view property is set')
     ok('drop view')
+  })
+
+  t.test('reporting: renaming a column a view reads is refused naming the view; an unread column renames freely', async t => {
+    for (const s of ['create namespace reporting', 'reporting: create table', 'reporting: insert', 'reporting: create view']) ok(s)
+    const fields = await env.currentFields('reporting', 'orders')
+    const idOf = (name: string): number | undefined => fields.find(f => f[1] === name)?.[0]
+
+    // The crawl is off (startProxy): iceguard knows the view from Spark's create passing through it.
+    const index = await env.admin('/admin/v1/views/index')
+    t.match(index, { views: 1, complete: false }, 'one view indexed, and no crawl has run')
+    const dependents = await env.admin('/admin/v1/namespaces/reporting/tables/orders/dependents')
+    t.same(dependents.views, [{
+      identifier: { namespace: ['reporting'], name: 'order_amounts' },
+      dialects: ['spark'],
+      columns: [{ 'field-id': idOf('id'), name: 'id' }, { 'field-id': idOf('amount'), name: 'amount' }],
+      star: false,
+      parsed: true
+    }], 'the view Spark created reads id and amount, by field id')
+
+    const rename = step('reporting: rename read column')
+    t.equal(rename?.ok, false, 'RENAME COLUMN amount raises in Spark')
+    const text = headline(rename)
+    t.comment(`reporting RENAME COLUMN: ${rename?.error?.class ?? ''} / ${rename?.error?.javaClass ?? ''}: ${text}`)
+    t.match(text, /^org\.apache\.spark\.SparkException: Unsupported table change: Cannot commit schema change to reporting\.orders/, 'as an unsupported table change')
+    t.match(text, 'VIEW_REFERENCES_COLUMN', 'the rule')
+    t.match(text, `rename column amount (id ${String(idOf('amount'))}) to total: view reporting.order_amounts (spark) reads it`, 'the column and the view')
+    t.match(text, `${env.proxy.url}/rules/VIEW_REFERENCES_COLUMN`, 'the rule\'s page')
+    t.same(fieldsOf(step('reporting: columns after refused rename')), ['id', 'amount', 'note'], 'Spark reads the same columns back')
+    t.same(step('reporting: view rows after refused rename')?.result, [{ id: 1, amount: 9.5 }, { id: 2, amount: 12 }], 'and the view still reads')
+    t.ok(fields.some(f => f[1] === 'amount'), 'the catalog still has amount')
+
+    ok('reporting: rename unread column')
+    t.same(fieldsOf(step('reporting: columns after renames')), ['id', 'amount', 'remark'], 'note, which no view reads, is renamed')
+    t.same(fields.map(f => f[1]), ['id', 'amount', 'remark'], 'in the catalog too')
+
+    const denied = await env.decisions({ namespace: 'reporting', verdict: 'deny', rule: 'VIEW_REFERENCES_COLUMN' })
+    t.equal(denied.length, 1, 'one denied decision in the log (Spark did not retry)')
+    t.match(denied[0], { table: { namespace: ['reporting'], name: 'orders' }, findings: [{ rule: 'VIEW_REFERENCES_COLUMN', path: 'amount', severity: 'error' }] })
   })
 
   t.test('what Spark sends matches the checked-in capture', async t => {

@@ -1,7 +1,7 @@
 /**
  * What every engine suite runs against: a fresh Iceberg REST fixture, iceguard in front of it with
- * the interop policy (the spec rules, and no column drops in namespace `guarded`:
- * test/interop/fixtures/guarded-policy.yaml) and its decision log in a temp folder.
+ * the interop policy (the spec rules, no column drops in namespace `guarded`, no change that breaks
+ * a view in namespace `reporting`: test/interop/fixtures/guarded-policy.yaml) and its decision log in a temp folder.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -24,6 +24,8 @@ export interface Guarded {
   readonly scratch: string
   /** GET /admin/v1/decisions with these query parameters. */
   decisions (query: Record<string, string>): Promise<Array<Record<string, any>>>
+  /** GET on iceguard's admin API (`/admin/v1/…`), the JSON answer. */
+  admin (path: string): Promise<Record<string, any>>
   /** The table's current schema as the catalog holds it, read from the fixture directly. */
   currentFields (namespace: string, table: string): Promise<Array<[number, string, unknown]>>
 }
@@ -45,6 +47,10 @@ export async function startGuarded (t: Test, opts: { capture?: boolean } = {}): 
       const res = await fetch(`${proxy.direct}/admin/v1/decisions?${new URLSearchParams(query).toString()}`)
       const body = await res.json() as { decisions?: Array<Record<string, any>> }
       return body.decisions ?? []
+    },
+    async admin (path) {
+      const res = await fetch(`${proxy.direct}${path}`)
+      return await res.json() as Record<string, any>
     },
     async currentFields (namespace, table) {
       const res = await fetch(`${fixture.url}/v1/namespaces/${namespace}/tables/${table}`)
