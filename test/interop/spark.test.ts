@@ -148,7 +148,7 @@ t.test('Spark SQL through iceguard', { skip: toolchainSkip(parts) }, async t => 
     const rename = step('reporting: rename read column')
     t.equal(rename?.ok, false, 'RENAME COLUMN amount raises in Spark')
     const text = headline(rename)
-    t.comment(`reporting RENAME COLUMN: ${rename?.error?.class ?? ''} / ${rename?.error?.javaClass ?? ''}: ${text}`)
+    t.comment(`reporting RENAME COLUMN, as PySpark prints it: ${(rename?.error?.text ?? '').split(/\n\s*at /)[0] ?? ''}`)
     t.match(text, /^org\.apache\.spark\.SparkException: Unsupported table change: Cannot commit schema change to reporting\.orders/, 'as an unsupported table change')
     t.match(text, 'VIEW_REFERENCES_COLUMN', 'the rule')
     t.match(text, `rename column amount (id ${String(idOf('amount'))}) to total: view reporting.order_amounts (spark) reads it`, 'the column and the view')
