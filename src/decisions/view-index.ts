@@ -41,6 +41,8 @@ export class ViewIndex implements ViewIndexPort {
   #timer: NodeJS.Timeout | undefined
   /** Store writes not yet done: a reload must not undo them. */
   #pending = new Set<Promise<void>>()
+  /** Counts this replica's own changes, so that a reload can tell one raced it. */
+  #changes = 0
 
   constructor (store: ViewIndexStore, opts: ViewIndexOptions = {}) {
     this.#store = store
@@ -67,6 +69,7 @@ export class ViewIndex implements ViewIndexPort {
     const stored: StoredView = { ...refOf(view), reads, indexedAt: this.#now() }
     this.#views.set(viewKey(stored), stored)
     this.#lookups = undefined
+    this.#changes++
     this.#track(this.#store.put(stored))
   }
 
@@ -74,6 +77,7 @@ export class ViewIndex implements ViewIndexPort {
     const ref = refOf(view)
     this.#views.delete(viewKey(ref))
     this.#lookups = undefined
+    this.#changes++
     this.#track(this.#store.remove(ref))
   }
 
@@ -91,15 +95,25 @@ export class ViewIndex implements ViewIndexPort {
     await this.refresh()
   }
 
-  /** Reloads the index from the store (what this and every other replica indexed). */
+  /**
+   * Reloads the index from the store (what this and every other replica indexed). A view written
+   * or dropped here while the store was being read may be missing from what was read: that read
+   * is not applied, and the reload tries again (at most three times; then memory stays as it is
+   * until the next reload).
+   */
   async refresh (): Promise<void> {
     try {
-      await Promise.all(this.#pending)
-      const [views, status] = await Promise.all([this.#store.list(), this.#store.status()])
-      this.#views = new Map(views.map(v => [viewKey(v), v]))
-      this.#lookups = undefined
-      this.#crawl = status
-      this.#onReload()
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const before = this.#changes
+        await Promise.all(this.#pending)
+        const [views, status] = await Promise.all([this.#store.list(), this.#store.status()])
+        if (this.#changes !== before) continue
+        this.#views = new Map(views.map(v => [viewKey(v), v]))
+        this.#lookups = undefined
+        this.#crawl = status
+        this.#onReload()
+        return
+      }
     } catch (err) {
       this.#onError(err)
     }

@@ -55,3 +55,35 @@ t.test('written, renamed and dropped views persist and are shared through the st
   t.same(a.dependentsOf(ORDERS).map(v => v.name), ['late', 'seen'])
   t.same(a.status(), { views: 3, unparsed: 0, indexedAt: new Date(2000).toISOString(), complete: true, errors: [] }, 'v3 of the other prefix is not this crawl\'s')
 })
+
+t.test('a view written while a reload reads the store is not undone by that reload', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'iceguard-view-index-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const store = new DecisionStore(openSqlite(join(dir, 'decisions.sqlite')))
+  t.teardown(async () => { await store.close() })
+  const views = new ViewIndexStore(store)
+  // The first read of the store answers what it held before the write below reached it.
+  const list = views.list.bind(views)
+  let lists = 0
+  let release: () => void = () => {}
+  let listed: () => void = () => {}
+  const holding = new Promise<void>(resolve => { listed = resolve })
+  views.list = async () => {
+    const before = await list()
+    if (lists++ === 0) {
+      const held = new Promise<void>(resolve => { release = resolve })
+      listed()
+      await held
+    }
+    return before
+  }
+  const index = new ViewIndex(views)
+  const reloading = index.refresh()
+  await holding
+  index.written({ namespace: ['sales'], name: 'fresh' }, reads('amount', 2))
+  release()
+  await reloading
+  t.same(index.dependentsOf(ORDERS).map(v => v.name), ['fresh'], 'the view written during the reload is still known')
+  t.equal(lists, 2, 'the reload read the store again once the write was stored')
+  await index.stop()
+})
