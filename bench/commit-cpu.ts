@@ -17,7 +17,7 @@
  * under `--cpu-prof` and prints where the schema commits' CPU went (self time by origin, file and
  * function); its own figures are then inflated by the profiler.
  */
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -169,6 +169,8 @@ async function main (): Promise<void> {
       await stop(b.server)
     }
     await stop(stub)
+    // The decision files and logs go; a profile stays where it says.
+    if (!values.profile) rmSync(dir, { recursive: true, force: true })
   }
   const profiled = builds.find(b => b.profileDir !== undefined)?.profileDir
   if (profiled !== undefined) {
