@@ -8,7 +8,8 @@
  *
  *   node --import tsx bench/decision-store.ts [--records 2000] [--rounds 2] [--baseline ../other-checkout]
  *
- * With --baseline the other checkout's SQLite driver is measured too, rounds alternating.
+ * With --baseline the other checkout's decision log, store and SQLite driver are measured too,
+ * rounds alternating.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -26,12 +27,19 @@ const { values } = parseArgs({ options: { records: { type: 'string', default: '2
 const records = Number(values.records)
 const rounds = Number(values.rounds)
 
-type Open = (file: string) => SqlDriver
-const builds: Array<[string, Open]> = [['this checkout', openSqlite]]
+interface Build {
+  readonly openSqlite: (file: string) => SqlDriver
+  readonly DecisionStore: typeof DecisionStore
+  readonly DecisionLog: typeof DecisionLog
+}
+const builds: Array<[string, Build]> = [['this checkout', { openSqlite, DecisionStore, DecisionLog }]]
 if (values.baseline !== undefined) {
-  const file = pathToFileURL(path.resolve(values.baseline, 'src/decisions/sqlite-driver.ts')).href
-  const other = await import(file) as { openSqlite: Open }
-  builds.unshift(['baseline', other.openSqlite])
+  const from = async <T>(file: string): Promise<T> => await import(pathToFileURL(path.resolve(values.baseline as string, 'src/decisions', file)).href) as T
+  builds.unshift(['baseline', {
+    ...await from<Pick<Build, 'openSqlite'>>('sqlite-driver.ts'),
+    ...await from<Pick<Build, 'DecisionStore'>>('decision-store.ts'),
+    ...await from<Pick<Build, 'DecisionLog'>>('decision-log.ts')
+  }])
 }
 
 // What the gate records for an accepted schema commit on one table.
@@ -56,11 +64,11 @@ const quiet = { info () {}, warn () {}, error () {} }
 interface Result { p50: number, p99: number, p999: number, max: number, cpuUs: number }
 
 /** One record per millisecond through `accept` (or nothing, for the loop's own cost). */
-async function run (open: Open | null): Promise<Result> {
+async function run (build: Build | null): Promise<Result> {
   const dir = mkdtempSync(path.join(tmpdir(), 'iceguard-decisions-'))
-  const store = open === null ? null : new DecisionStore(open(path.join(dir, 'decisions.sqlite')))
+  const store = build === null ? null : new build.DecisionStore(build.openSqlite(path.join(dir, 'decisions.sqlite')))
   await store?.migrate()
-  const log = store === null ? null : new DecisionLog({ store, log: quiet })
+  const log = build === null || store === null ? null : new build.DecisionLog({ store, log: quiet })
   for (let i = 0; i < 100; i++) log?.accept(record(i))
   await log?.flush()
   const delay = monitorEventLoopDelay({ resolution: 1 })
@@ -84,8 +92,8 @@ const rows: string[] = []
 for (let r = 0; r < rounds; r++) {
   const idle = await run(null)
   rows.push(`| ${r + 1} | no store | ${idle.p50.toFixed(2)} | ${idle.p99.toFixed(2)} | ${idle.p999.toFixed(2)} | ${idle.max.toFixed(2)} | – |`)
-  for (const [name, open] of r % 2 === 0 ? builds : [...builds].reverse()) {
-    const x = await run(open)
+  for (const [name, build] of r % 2 === 0 ? builds : [...builds].reverse()) {
+    const x = await run(build)
     rows.push(`| ${r + 1} | ${name} | ${x.p50.toFixed(2)} | ${x.p99.toFixed(2)} | ${x.p999.toFixed(2)} | ${x.max.toFixed(2)} | ${(x.cpuUs - idle.cpuUs).toFixed(0)} |`)
   }
 }

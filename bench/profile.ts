@@ -15,90 +15,13 @@ import path from 'node:path'
 import { buildForBench } from './lib/build.js'
 import { runLoad } from './lib/load.js'
 import { ALL_WORKLOADS, readOptions, type WorkloadName } from './lib/options.js'
-import { PROJECT_DIR, firstJsonLine, freePort, killAll, nodeServer, pinned, start, stop, waitForPort } from './lib/processes.js'
+import { summarise, type Profile } from './lib/cpu-profile.js'
+import { firstJsonLine, freePort, killAll, nodeServer, pinned, start, stop, waitForPort } from './lib/processes.js'
 import { buildWorkloads } from './lib/workloads.js'
-
-interface ProfileNode {
-  id: number
-  callFrame: { functionName: string, url: string, lineNumber: number }
-  hitCount?: number
-  children?: number[]
-}
-interface Profile { nodes: ProfileNode[], startTime: number, endTime: number, samples: number[], timeDeltas: number[] }
 
 const workloadName = (process.argv[2] ?? 'load-small') as WorkloadName
 const seconds = Number(process.argv[3] ?? 5)
 if (!ALL_WORKLOADS.includes(workloadName)) throw new Error(`unknown workload ${workloadName}; known: ${ALL_WORKLOADS.join(', ')}`)
-
-/** Where a frame's code comes from: a package, Node itself, V8, or a project file. */
-function origin (url: string, fn: string): string {
-  if (url === '') return fn.startsWith('(') ? fn : '(native/V8)'
-  const nm = url.lastIndexOf('node_modules/')
-  if (nm !== -1) {
-    const rest = url.slice(nm + 13).split('/')
-    return rest[0]?.startsWith('@') === true ? `${rest[0]}/${rest[1] ?? ''}` : rest[0] ?? url
-  }
-  if (url.startsWith('node:')) return 'node (internals)'
-  const rel = url.replace(/^file:\/\//, '')
-  // Servers run from the compiled copy in .bench-build/ (lib/build.ts): name the source file.
-  return rel.startsWith(PROJECT_DIR) ? path.relative(PROJECT_DIR, rel).replace(/^\.bench-build\//, '') : rel
-}
-
-/** Self time of the samples taken between `from` and `to` (µs, the monotonic clock V8 and Node share). */
-function summarise (p: Profile, from: number, to: number): string {
-  const nodes = new Map(p.nodes.map(n => [n.id, n]))
-  const hits = new Map<number, number>()
-  let t = p.startTime
-  let total = 0
-  for (let i = 0; i < p.samples.length; i++) {
-    t += p.timeDeltas[i] ?? 0
-    if (t < from || t > to) continue
-    const id = p.samples[i] ?? 0
-    hits.set(id, (hits.get(id) ?? 0) + 1)
-    total++
-  }
-  const parent = new Map<number, number>()
-  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id)
-  const label = (n: ProfileNode): string => {
-    const o = origin(n.callFrame.url, n.callFrame.functionName)
-    return `${n.callFrame.functionName || '(anonymous)'}  ${o}${n.callFrame.url === '' ? '' : `:${n.callFrame.lineNumber + 1}`}`
-  }
-  // Inclusive time of the project's own functions (and the packages it calls into): each
-  // sample counts once for every distinct function on its stack.
-  const inclusive = new Map<string, number>()
-  for (const [id, h] of hits) {
-    const seen = new Set<string>()
-    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
-      const n = nodes.get(cur)
-      if (n === undefined) break
-      const o = origin(n.callFrame.url, n.callFrame.functionName)
-      if (!(o.startsWith('src/') || o.startsWith('routes/'))) continue
-      const key = label(n)
-      if (seen.has(key)) continue
-      seen.add(key)
-      inclusive.set(key, (inclusive.get(key) ?? 0) + h)
-    }
-  }
-  const byFn = new Map<string, number>()
-  const byOrigin = new Map<string, number>()
-  for (const [id, h] of hits) {
-    const n = nodes.get(id)
-    if (n === undefined) continue
-    const o = origin(n.callFrame.url, n.callFrame.functionName)
-    const key = `${n.callFrame.functionName || '(anonymous)'}  ${o}${n.callFrame.url === '' ? '' : `:${n.callFrame.lineNumber + 1}`}`
-    byFn.set(key, (byFn.get(key) ?? 0) + h)
-    const group = o.startsWith('src/') || o.startsWith('routes/') ? o.split('/').slice(0, 2).join('/') : o
-    byOrigin.set(group, (byOrigin.get(group) ?? 0) + h)
-  }
-  const pct = (h: number): string => `${(100 * h / total).toFixed(1).padStart(5)}%`
-  const lines = [`${total} samples during the measured ${((to - from) / 1e6).toFixed(1)} s`, '', 'Self time by origin:']
-  for (const [k, v] of [...byOrigin].sort((a, b) => b[1] - a[1]).slice(0, 20)) lines.push(`  ${pct(v)}  ${k}`)
-  lines.push('', 'Inclusive time of project functions (top 25):')
-  for (const [k, v] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 25)) lines.push(`  ${pct(v)}  ${k}`)
-  lines.push('', 'Self time by function (top 30):')
-  for (const [k, v] of [...byFn].sort((a, b) => b[1] - a[1]).slice(0, 30)) lines.push(`  ${pct(v)}  ${k}`)
-  return lines.join('\n')
-}
 
 async function main (): Promise<void> {
   const o = readOptions([])

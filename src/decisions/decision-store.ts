@@ -7,7 +7,7 @@ import type { DecidedFinding } from '../audit/audit-log.js'
 import { namespaceSegment } from '../iceberg/rest-path.js'
 import type { Decision, DecisionDetails } from './decision.js'
 import { migrate } from './migrations.js'
-import type { Row, SqlDriver, SqlExecutor } from './sql-driver.js'
+import type { BatchStatement, Row, SqlDriver, SqlExecutor } from './sql-driver.js'
 
 interface DecisionFilter {
   readonly namespace?: readonly string[]
@@ -67,6 +67,9 @@ export interface NewOutboxMessage {
 }
 
 const DECISION_COLUMNS = 'id, decided_at, request_id, principal, namespace, namespace_key, table_name, kind, verdict, findings, changes, override_id, details'
+const INSERT_DECISION = `INSERT INTO decisions (${DECISION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
+const INSERT_DECISION_RULE = 'INSERT INTO decision_rules (decision_id, rule) VALUES (?, ?) ON CONFLICT (decision_id, rule) DO NOTHING'
+const INSERT_OUTBOX = 'INSERT INTO webhook_outbox (id, decision_id, url, secret_ref, body, created_at, attempts, next_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT (id) DO NOTHING'
 
 export class DecisionStore {
   #ready: Promise<number[]> | undefined
@@ -98,22 +101,21 @@ export class DecisionStore {
    * stored once, and a message already delivered is not queued again.
    */
   async insert (decisions: readonly Decision[], outbox: readonly NewOutboxMessage[] = [], now = Date.now()): Promise<void> {
-    await (await this.#db()).transaction(async (tx) => {
-      for (const d of decisions) {
-        await tx.run(`INSERT INTO decisions (${DECISION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, [
+    // Nothing here reads an answer, so the whole write is one batch (one message to SQLite's thread).
+    const statements: BatchStatement[] = []
+    for (const d of decisions) {
+      statements.push({
+        sql: INSERT_DECISION,
+        params: [
           d.id, d.time, d.requestId, d.principal ?? null, JSON.stringify(d.table.namespace), namespaceSegment(d.table.namespace),
           d.table.name, d.kind, d.verdict, JSON.stringify(d.findings), d.changes, d.override?.id ?? null,
           JSON.stringify({ ...d.details, ...(d.override !== undefined ? { overrideRules: d.override.rules } : {}) })
-        ])
-        for (const rule of new Set(d.findings.map(f => f.rule))) {
-          await tx.run('INSERT INTO decision_rules (decision_id, rule) VALUES (?, ?) ON CONFLICT (decision_id, rule) DO NOTHING', [d.id, rule])
-        }
-      }
-      for (const m of outbox) {
-        await tx.run('INSERT INTO webhook_outbox (id, decision_id, url, secret_ref, body, created_at, attempts, next_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT (id) DO NOTHING',
-          [m.id, m.decisionId, m.url, m.secretRef ?? null, m.body, now, now])
-      }
-    })
+        ]
+      })
+      for (const rule of new Set(d.findings.map(f => f.rule))) statements.push({ sql: INSERT_DECISION_RULE, params: [d.id, rule] })
+    }
+    for (const m of outbox) statements.push({ sql: INSERT_OUTBOX, params: [m.id, m.decisionId, m.url, m.secretRef ?? null, m.body, now, now] })
+    await (await this.#db()).batch(statements)
   }
 
   async list (filter: DecisionFilter, pageSize: number, after?: Cursor): Promise<DecisionPage> {

@@ -11,7 +11,7 @@
  * on a fresh one (the decision log retries until stored).
  */
 import pg from 'pg'
-import { numberPlaceholders, type Row, type SqlDriver, type SqlExecutor } from './sql-driver.js'
+import { batchInTransaction, numberPlaceholders, type Row, type SqlDriver, type SqlExecutor } from './sql-driver.js'
 
 interface PgOptions {
   /** Most connections this process opens (the commit path never waits on them). */
@@ -46,7 +46,7 @@ export function openPostgres (url: string, opts: PgOptions = {}): SqlDriver {
   })
   // `pool.query` checks a client out, listens for its errors and discards it on one (pg-pool).
   const direct = over(pool)
-  return {
+  const driver: SqlDriver = {
     dialect: 'postgres',
     location: redactUrl(url),
     query: direct.query,
@@ -77,8 +77,10 @@ export function openPostgres (url: string, opts: PgOptions = {}): SqlDriver {
         client.release(broken)
       }
     },
+    async batch (statements) { await batchInTransaction(driver, statements) },
     async close () { await pool.end() }
   }
+  return driver
 }
 
 /**

@@ -137,6 +137,12 @@ export function openSqlite (file: string): SqliteDriver {
         throw err
       }
     }),
+    batch: async (statements) => {
+      if (statements.length === 0) return
+      await serial(async () => {
+        await current().ask({ op: 'batch', statements: statements.map(s => ({ sql: s.sql, params: (s.params ?? []).map(cloneable) })) })
+      })
+    },
     close: async () => {
       await serial(async () => {
         if (closed) return

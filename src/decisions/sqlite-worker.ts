@@ -17,6 +17,12 @@ export type SqliteRequest =
     /** The first statement of a transaction: BEGIN goes with it rather than in a message of its own. */
     readonly begin?: true
   }
+  | {
+    readonly id: number
+    readonly op: 'batch'
+    /** Run in order in one transaction: committed when all ran, rolled back when one fails. */
+    readonly statements: ReadonlyArray<{ readonly sql: string, readonly params: readonly unknown[] }>
+  }
   | { readonly id: number, readonly op: 'commit' | 'rollback' | 'close' }
 
 export type SqliteAnswer =
@@ -77,6 +83,19 @@ function serve (port: NonNullable<typeof parentPort>, { file }: SqliteWorkerData
           answer = req.op === 'query'
             ? { id: req.id, rows: statement.all(...req.params.map(bindable)) }
             : { id: req.id, changes: statement.run(...req.params.map(bindable)).changes }
+          break
+        }
+        case 'batch': {
+          let changes = 0
+          begin.run()
+          try {
+            for (const s of req.statements) changes += prepared(s.sql).run(...s.params.map(bindable)).changes
+            commit.run()
+          } catch (err) {
+            if (db.inTransaction) rollback.run()
+            throw err
+          }
+          answer = { id: req.id, changes }
           break
         }
         case 'commit': commit.run(); answer = { id: req.id, changes: 0 }; break

@@ -95,6 +95,24 @@ t.test('a statement that fails rejects with SQLite\'s code, and its transaction 
   t.equal(await db.run('UPDATE d SET note = ? WHERE id = ?', ['x', 'b']), 1, 'after it')
 })
 
+t.test('a batch runs its statements in one transaction: all of them, or none when one fails', async t => {
+  const db = openSqlite(':memory:')
+  t.teardown(async () => { await db.close() })
+  await db.run('CREATE TABLE d (id TEXT PRIMARY KEY, flag INTEGER, note TEXT)')
+  await db.batch([
+    { sql: 'INSERT INTO d (id, flag, note) VALUES (?, ?, ?)', params: ['a', true, undefined] },
+    { sql: 'INSERT INTO d (id, flag) VALUES (?, ?)', params: ['b', false] }
+  ])
+  t.same(await db.query('SELECT * FROM d ORDER BY id'), [{ id: 'a', flag: 1, note: null }, { id: 'b', flag: 0, note: null }], 'both rows, bound as single statements are')
+  await t.rejects(db.batch([
+    { sql: 'INSERT INTO d (id) VALUES (?)', params: ['c'] },
+    { sql: 'INSERT INTO d (id) VALUES (?)', params: ['a'] }
+  ]), { code: 'SQLITE_CONSTRAINT_PRIMARYKEY' }, 'a duplicate id fails the batch with its code')
+  t.same(await db.query('SELECT id FROM d ORDER BY id'), [{ id: 'a' }, { id: 'b' }], 'the batch\'s first insert is gone with it')
+  await db.batch([])
+  t.equal(await db.run('UPDATE d SET note = ? WHERE id = ?', ['x', 'b']), 1, 'an empty batch runs nothing, and the store goes on')
+})
+
 t.test('a file the thread cannot open fails the calls with SQLite\'s reason, not a hang', async t => {
   const file = stateFile(t)
   mkdirSync(file) // a folder where the database file should be

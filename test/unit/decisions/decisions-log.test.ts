@@ -24,6 +24,7 @@ function flaky (): { driver: SqlDriver, down: boolean } {
     query: async (sql, params) => { guard(); return await inner.query(sql, params) },
     run: async (sql, params) => { guard(); return await inner.run(sql, params) },
     transaction: async (fn) => { guard(); return await inner.transaction(fn) },
+    batch: async (statements) => { guard(); await inner.batch(statements) },
     close: async () => { await inner.close() }
   }
   return state

@@ -15,7 +15,7 @@ import { DecisionLog } from '../../../src/decisions/decision-log.js'
 import { DecisionStore } from '../../../src/decisions/decision-store.js'
 import { Revocations } from '../../../src/decisions/revocations.js'
 import { openSqlite } from '../../../src/decisions/sqlite-driver.js'
-import type { SqlDriver, SqlExecutor } from '../../../src/decisions/sql-driver.js'
+import { batchInTransaction, type SqlDriver, type SqlExecutor } from '../../../src/decisions/sql-driver.js'
 import { WebhookDeliverer } from '../../../src/decisions/webhooks.js'
 
 type Fault = 'idle connection lost' | 'checked-out connection lost' | 'timeout' | 'unknown outcome'
@@ -72,26 +72,29 @@ function faulty (): Faulty {
     if (f === 'unknown outcome') throw failure(f)
     return out
   }
-  return {
-    driver: {
-      dialect: 'sqlite',
-      location: ':memory: (faulty)',
-      query: async (sql, params) => await single(async () => await inner.query(sql, params)),
-      run: async (sql, params) => await single(async () => await inner.run(sql, params)),
-      async transaction<T> (fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-        const f = take()
-        await before(f)
-        const out = await inner.transaction(async (tx) => {
-          if (f !== 'checked-out connection lost') return await fn(tx)
-          await fn(tx)
-          // The server ended the connection before COMMIT: the transaction is rolled back.
-          throw failure(f)
-        })
-        if (f === 'unknown outcome') throw failure(f)
-        return out
-      },
-      close: async () => { await inner.close() }
+  const driver: SqlDriver = {
+    dialect: 'sqlite',
+    location: ':memory: (faulty)',
+    query: async (sql, params) => await single(async () => await inner.query(sql, params)),
+    run: async (sql, params) => await single(async () => await inner.run(sql, params)),
+    async transaction<T> (fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+      const f = take()
+      await before(f)
+      const out = await inner.transaction(async (tx) => {
+        if (f !== 'checked-out connection lost') return await fn(tx)
+        await fn(tx)
+        // The server ended the connection before COMMIT: the transaction is rolled back.
+        throw failure(f)
+      })
+      if (f === 'unknown outcome') throw failure(f)
+      return out
     },
+    // The same faults as a transaction of the same statements.
+    batch: async (statements) => { await batchInTransaction(driver, statements) },
+    close: async () => { await inner.close() }
+  }
+  return {
+    driver,
     inner,
     fail (f, times = 1) { fault = f; left = times },
     get failed () { return failed }
