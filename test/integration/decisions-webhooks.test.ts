@@ -87,9 +87,10 @@ t.test('denied, overridden and warned decisions reach the webhooks, signed, at l
     await res.body.dump()
     return res.statusCode
   }
-  const deliverAll = async (at = Date.now()): Promise<void> => {
+  // `at` is read once the flush is done: an event queued during it is due from its own insert time.
+  const deliverAll = async (later = 0): Promise<void> => {
     await proxy.app.decisions.log.flush()
-    await proxy.app.decisions.webhooks.deliverDue(at)
+    await proxy.app.decisions.webhooks.deliverDue(Date.now() + later)
   }
 
   t.equal(await dropQty('orders'), 400, 'the drop on db.orders is denied')
@@ -114,12 +115,12 @@ t.test('denied, overridden and warned decisions reach the webhooks, signed, at l
   t.same(event.data, await stored.body.json(), 'data is the decision as the API shows it')
 
   // The retry, once its backoff has passed (the clock is moved, not waited for).
-  await deliverAll(Date.now() + 3600_000)
+  await deliverAll(3600_000)
   const globals = deliveries.filter(d => d.path === '/global')
   t.equal(globals.length, 2, 'the global endpoint got the event again after its failure')
   t.equal(globals[1]!.body, globals[0]!.body, 'the very same event (same id): at least once')
   t.ok(verified(globals[1]!, GLOBAL_SECRET), 'signed with the global secret')
-  await deliverAll(Date.now() + 7200_000)
+  await deliverAll(7200_000)
   t.equal(deliveries.filter(d => d.path === '/global').length, 2, 'a delivered event is not sent again')
 
   const minted = await request(`${proxy.url}/admin/v1/overrides`, {
