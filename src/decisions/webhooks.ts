@@ -146,9 +146,13 @@ export class WebhookDeliverer {
     await this.#running
   }
 
-  /** Sends every message due at `at`; answers how many were delivered. One run at a time. */
+  /**
+   * Sends every message due at `at`; answers how many this run delivered. One run at a time: a run
+   * already going (the poll's, or the one a stored decision started) is waited for first, since
+   * it may have claimed its messages before the ones due now were stored.
+   */
   async deliverDue (at: number = Date.now()): Promise<number> {
-    if (this.#running !== undefined) return await this.#running
+    while (this.#running !== undefined) await this.#running
     this.#running = during('webhook delivery', async () => await this.#run(at)).catch((err: unknown) => {
       // #run handles the store's and the receiver's failures; anything else must not end the loop either.
       this.#o.log.error({ err: describe(err) }, 'Cannot deliver webhooks: the delivery run failed; the next poll tries again')
