@@ -37,8 +37,9 @@ process.stdout.write(`
 iceguard ${uri}  →  Iceberg REST fixture ${fixture.url} (every client goes through iceguard)
 admin token: playground-admin-token   Swagger UI: ${uri}/docs   console: ${uri}/console
 
-Spark SQL (the interop toolchain's PySpark):
-  ${cacheDir}/venv/bin/spark-sql --master 'local[1]' \\
+Spark SQL (the interop toolchain's PySpark; its scripts find Spark through the virtualenv's Python):
+  . ${cacheDir}/venv/bin/activate
+  spark-sql --master 'local[1]' \\
     --jars ${sparkRuntimeJar()} \\
     --conf spark.sql.extensions=org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions \\
     --conf spark.sql.catalog.lake=org.apache.iceberg.spark.SparkCatalog \\
