@@ -5,8 +5,8 @@
  * is fixed by configuration: no request target or header can point the proxy anywhere else.
  */
 import net from 'node:net'
-import { Writable } from 'node:stream'
 import t from 'tap'
+import { captureLogLines } from '../helpers/log-lines.js'
 import { request } from 'undici'
 import { IcebergRestCatalog } from 'iceberg-js'
 import { loggerOptions } from '../../src/main/app.js'
@@ -44,17 +44,6 @@ function loadAnswer (): string {
   })
 }
 
-function capture (): { stream: Writable, lines: string[] } {
-  const lines: string[] = []
-  const stream = new Writable({
-    write (chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line !== '') lines.push(line)
-      cb()
-    }
-  })
-  return { stream, lines }
-}
-
 onEveryTransport(t, t => {
   t.test('no secret reaches a log line, whatever the flow', async t => {
     let failNext: 'refuse' | '500' | undefined
@@ -69,7 +58,7 @@ onEveryTransport(t, t => {
       res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'set-cookie': `upstream=${SECRETS.cookie}` })
       res.end(body)
     })
-    const log = capture()
+    const log = captureLogLines()
     const proxy = await startProxy(t, {
       upstream: up.url,
       policy: 'builtin:recommended',

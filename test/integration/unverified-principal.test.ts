@@ -7,8 +7,8 @@
  * as typed, escaped (`&lt;!channel&gt;`), so it neither pings a channel nor hides a link.
  */
 import { createServer } from 'node:http'
-import { Writable } from 'node:stream'
 import t from 'tap'
+import { captureLogLines } from '../helpers/log-lines.js'
 import { request } from 'undici'
 import { IcebergRestCatalog } from 'iceberg-js'
 import { loggerOptions } from '../../src/main/app.js'
@@ -33,8 +33,7 @@ onEveryTransport(t, t => {
     t.teardown(() => { receiver.close() })
     const hook = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`
 
-    const lines: string[] = []
-    const stream = new Writable({ write (chunk: Buffer, _e, cb) { lines.push(...chunk.toString('utf8').split('\n').filter(l => l !== '')); cb() } })
+    const { stream, lines } = captureLogLines()
     const dir = t.testdir({ 'policy.yaml': 'version: 1\nextends: builtin:spec\nrules:\n  COLUMN_NAME_PATTERN: error\n', state: {} })
     const catalog = await startCatalog(t)
     const proxy = await startProxy(t, {

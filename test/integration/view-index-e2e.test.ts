@@ -9,8 +9,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Writable } from 'node:stream'
 import t from 'tap'
+import { captureLogLines } from '../helpers/log-lines.js'
 import { request } from 'undici'
 import type { CliIo } from '../../src/cli/cli-io.js'
 import { run } from '../../src/cli/main.js'
@@ -82,21 +82,10 @@ async function getJson (url: string): Promise<{ status: number, json: any }> {
   return { status: res.statusCode, json: text === '' ? undefined : JSON.parse(text) }
 }
 
-function capture (): { stream: Writable, lines: string[] } {
-  const lines: string[] = []
-  const stream = new Writable({
-    write (chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line !== '') lines.push(line)
-      cb()
-    }
-  })
-  return { stream, lines }
-}
-
 onEveryTransport(t, t => {
   t.test('views created over REST guard the columns they read', async t => {
     const catalog = await startCatalog(t)
-    const log = capture()
+    const log = captureLogLines()
     const proxy = await startProxy(t, { upstream: catalog.url, policy, app: { logger: { ...loggerOptions({ logLevel: 'trace' }) as object, stream: log.stream } } })
     const v1 = `${proxy.url}/v1/namespaces`
     t.equal((await postJson(v1, { namespace: ['sales'] })).status, 200)
@@ -240,7 +229,7 @@ onEveryTransport(t, t => {
       [['sales.eu', 'eu_orders', true, true], ['sales', 'odd', true, false]], 'by identifier levels; the unparsed one reads every column')
 
     // With a catalog credential the crawl is complete, and the credential reaches no log line.
-    const log = capture()
+    const log = captureLogLines()
     const token = 'catalog-token-zz9-secret'
     const withToken = await startProxy(t, {
       upstream: catalog.url,
